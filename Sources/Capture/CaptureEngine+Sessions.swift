@@ -1,0 +1,151 @@
+import Foundation
+import GyroStore
+
+extension CaptureEngine {
+    /// Starts a session for a sensor, or returns the one already open.
+    @discardableResult
+    public func startSession(sensor: SensorIdentity, atMs: Double? = nil) async throws -> SessionRecord {
+        if let existing = open[sensor.device] { return existing.record }
+        let startMs = atMs ?? now()
+        var id = "\(sensor.userId)___\(Int64((startMs / 1000).rounded(.down)))"
+        // Two sessions of one user in the same second (a split, a quick restart) keep distinct ids.
+        var suffix = 1
+        while try await store.session(id: id) != nil || open.values.contains(where: { $0.record.id == id }) {
+            suffix += 1
+            id = "\(sensor.userId)___\(Int64((startMs / 1000).rounded(.down)))_\(suffix)"
+        }
+        let record = SessionRecord(id: id, userId: sensor.userId, device: sensor.device, startMs: startMs,
+                                   localDate: calendar.localDate(epochMs: startMs))
+        open[sensor.device] = OpenSession(record: record)
+        counters.sessionsStarted += 1
+        logger.info("session started", metadata: ["subsystem": "capture", "session": "\(id)", "device": "\(sensor.device)"])
+        try await commit()
+        return record
+    }
+
+    /// Closes a sensor's session: its partial chunks become documents, `end` is `atMs` or the
+    /// last sample, and the user's medals are re-evaluated.
+    @discardableResult
+    public func stopSession(device: String, atMs: Double? = nil, reason: String = "stopped") async throws -> SessionRecord {
+        guard var session = open.removeValue(forKey: device) else { throw CaptureError.noSessionForDevice(device) }
+        for stream in SensorStream.allCases {
+            guard var state = session.streams[stream] else { continue }
+            closeChunk(&state, session: &session)
+        }
+        session.record.endMs = atMs ?? session.record.lastSampleMs ?? session.record.startMs
+        session.record.isOpen = false
+        enqueue(&session)
+        counters.sessionsClosed += 1
+        logger.info("session closed", metadata: ["subsystem": "capture", "session": "\(session.record.id)", "reason": "\(reason)",
+                                                 "samples": "\(session.record.samples)", "missing": "\(session.record.expected - session.record.samples)"])
+        try await commit()
+        try await updateMedals(userId: session.record.userId)
+        return session.record
+    }
+
+    public func stopSession(id: String, atMs: Double? = nil) async throws -> SessionRecord {
+        if let device = open.first(where: { $0.value.record.id == id })?.key {
+            return try await stopSession(device: device, atMs: atMs)
+        }
+        guard let record = try await store.session(id: id) else { throw CaptureError.unknownSession(id) }
+        return record
+    }
+
+    /// Merges hazard intensities into a session's `hazards` (a name given again is replaced).
+    public func mergeHazards(sessionId: String, _ hazards: [String: Int]) async throws -> SessionRecord {
+        for (name, intensity) in hazards {
+            if name.isEmpty || name.count > 64 { throw CaptureError.invalidHazard(name: name, reason: "names are 1 to 64 characters") }
+            if intensity < 0 { throw CaptureError.invalidHazard(name: name, reason: "intensity must not be negative") }
+        }
+        if let device = open.first(where: { $0.value.record.id == sessionId })?.key {
+            open[device]!.record.hazards.merge(hazards) { $1 }
+            open[device]!.documentsDirty = true
+            open[device]!.rowDirty = true
+            try await commit()
+            return open[device]!.record
+        }
+        guard var record = try await store.session(id: sessionId) else { throw CaptureError.unknownSession(sessionId) }
+        record.hazards.merge(hazards) { $1 }
+        var closed = OpenSession(record: record)
+        enqueue(&closed)
+        try await commit()
+        return record
+    }
+
+    /// Removes a session and its documents locally and, through zero-byte retained publishes,
+    /// downstream. Medals already earned stay.
+    public func deleteSession(id: String) async throws {
+        if let device = open.first(where: { $0.value.record.id == id })?.key {
+            _ = try await stopSession(device: device)
+        }
+        guard let record = try await store.session(id: id) else { throw CaptureError.unknownSession(id) }
+        pending.deletions.append(try DocumentPaths.record(id))
+        pending.deletions.append(try DocumentPaths.dailySession(userId: record.userId, sessionId: id))
+        for chunk in record.chunkIds + record.accelChunkIds { pending.deletions.append(try DocumentPaths.chunk(chunk)) }
+        pending.deletedSessionIds.append(id)
+        try await commit()
+    }
+
+    /// Closes the sessions a crash left open, at their last stored sample.
+    /// Returns the sessions it closed.
+    public func recover() async throws -> [SessionRecord] {
+        var closed: [SessionRecord] = []
+        for record in try await store.openSessions() where open[record.device] == nil {
+            var session = OpenSession(record: record)
+            for chunk in try await store.openChunks(sessionId: record.id) {
+                guard let stream = SensorStream(rawValue: chunk.stream) else { continue }
+                var state = StreamState(chunk: chunk, capacity: rules.chunkSize)
+                state.samples = try await store.samples(ofChunk: chunk.id)
+                state.queued = state.samples.count
+                if let last = state.samples.last?.timestampMs {
+                    session.record.lastSampleMs = max(session.record.lastSampleMs ?? last, last)
+                }
+                session.streams[stream] = state
+            }
+            open[record.device] = session
+            logger.warning("closing a session left open by an earlier run", metadata: ["subsystem": "capture", "session": "\(record.id)"])
+            closed.append(try await stopSession(device: record.device, reason: "recovered after restart"))
+        }
+        return closed
+    }
+
+    /// Open sessions, for the status.
+    public func openSessions() -> [SessionRecord] { open.values.map(\.record).sorted { $0.startMs < $1.startMs } }
+
+    /// Queues the session row and its documents for the next commit.
+    func enqueue(_ session: inout OpenSession) {
+        pending.sessions.append(session.record)
+        if let record = try? DocumentPaths.record(session.record.id),
+           let daily = try? DocumentPaths.dailySession(userId: session.record.userId, sessionId: session.record.id) {
+            pending.documents.append(DocumentWrite(path: record, body: renderer.record(session.record), retain: true, device: session.record.device))
+            pending.documents.append(DocumentWrite(path: daily, body: renderer.dailySession(session.record), retain: true, device: session.record.device))
+        }
+        session.documentsDirty = false
+        session.rowDirty = false
+    }
+
+    func updateMedals(userId: String) async throws {
+        let sessions = try await store.sessions(userId: userId).filter { !$0.isOpen }
+        let evaluated = Medals.evaluate(sessions.map { ($0.localDate, calendar.weekKey(epochMs: $0.startMs), $0.durationMs) }, calendar: calendar)
+        let previous = try await storedMedals(userId: userId)
+        let merged = previous.union(evaluated)
+        let written = try await hasMedalDocument(userId)
+        guard merged != previous || !written else { return }
+        medalCache[userId] = merged
+        pending.documents.append(DocumentWrite(path: try DocumentPaths.medals(userId: userId), body: renderer.medals(merged), retain: true, device: nil))
+        try await commit()
+    }
+
+    func storedMedals(userId: String) async throws -> Medals {
+        if let cached = medalCache[userId] { return cached }
+        guard let body = try await store.document(try DocumentPaths.medals(userId: userId)),
+              let object = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else { return Medals() }
+        let medals = Medals(earned: Set(object.compactMap { ($0.value as? Bool) == true ? $0.key : nil }))
+        medalCache[userId] = medals
+        return medals
+    }
+
+    func hasMedalDocument(_ userId: String) async throws -> Bool {
+        try await store.document(try DocumentPaths.medals(userId: userId)) != nil
+    }
+}

@@ -1,0 +1,170 @@
+import Foundation
+import GyroStore
+import Logging
+
+/// Turns samples into sessions, chunks and documents, and commits them to the store.
+///
+/// Design: the actor owns every open session and the changes not yet committed. Samples are
+/// appended in memory; a commit (one store transaction) happens when a chunk fills, when the
+/// oldest uncommitted sample is `commitInterval` old (the `run()` timer), and at every
+/// session start and stop. Commits are serialised: one is in flight at a time, and changes
+/// made meanwhile go to the next one. A failed commit is kept and retried first in the next
+/// one, so nothing handed to the engine is dropped by a transient store error.
+public actor CaptureEngine {
+    let store: GyroStore
+    let rules: CaptureRules
+    let calendar: PeriodCalendar
+    let renderer: DocumentRenderer
+    let logger: Logger
+    /// Epoch milliseconds now; injected so that tests control idle timeouts.
+    let now: @Sendable () -> Double
+
+    var open: [String: OpenSession] = [:]
+    var pending = StoreChanges()
+    var failed: StoreChanges?
+    var failedSamples: Int64 = 0
+    var pendingSince: ContinuousClock.Instant?
+    var commitInFlight = false
+    var commitWaiters: [CheckedContinuation<Void, Never>] = []
+    var workWaiter: CheckedContinuation<Void, Never>?
+    var medalCache: [String: Medals] = [:]
+    public internal(set) var counters = CaptureCounters()
+    /// Samples accepted since the last commit began.
+    var uncommittedSamples: Int64 = 0
+
+    public init(store: GyroStore, rules: CaptureRules, calendar: PeriodCalendar, renderer: DocumentRenderer = DocumentRenderer(),
+                logger: Logger, now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 * 1000 }) {
+        self.store = store
+        self.rules = rules
+        self.calendar = calendar
+        self.renderer = renderer
+        self.logger = logger
+        self.now = now
+    }
+
+    // MARK: - Samples
+
+    /// Appends samples of one stream. `samples` are consecutive: the first has stream index
+    /// `firstIndex`, the next `firstIndex + 1`, … An index above the expected one records a
+    /// gap; indices already stored are dropped as duplicates.
+    public func append(sensor: SensorIdentity, stream: SensorStream, odrHz: Double, range: Double,
+                       firstIndex: Int64, samples: [StoredSample]) async throws {
+        guard let first = samples.first else { return }
+        if open[sensor.device] == nil {
+            guard rules.autoStart else {
+                counters.samplesWithoutSession += Int64(samples.count)
+                return
+            }
+            try await startSession(sensor: sensor, atMs: first.timestampMs)
+        }
+        if let session = open[sensor.device], first.timestampMs - session.record.startMs >= rules.maxDurationMs {
+            let carried = session.streams.mapValues { ($0.nextIndex, $0.chunk.odrHz, $0.chunk.range) }
+            try await stopSession(device: sensor.device, reason: "maximum duration")
+            try await startSession(sensor: sensor, atMs: first.timestampMs)
+            for (carriedStream, (index, streamOdr, streamRange)) in carried {
+                let state = newStream(carriedStream, index, sensor.device, streamOdr, streamRange)
+                open[sensor.device]?.streams[carriedStream] = state
+            }
+        }
+        let closedChunk = accept(device: sensor.device, stream: stream, odrHz: odrHz, range: range, firstIndex: firstIndex, samples: samples)
+        if pendingSince == nil { pendingSince = .now }
+        if closedChunk || ContinuousClock.now - pendingSince! >= rules.commitInterval {
+            try await commit()
+        } else {
+            wakeRunLoop()
+        }
+    }
+
+    /// Copies samples into the open chunk of `stream`, closing chunks as they fill.
+    /// Returns whether a chunk was closed.
+    private func accept(device: String, stream: SensorStream, odrHz: Double, range: Double, firstIndex: Int64, samples: [StoredSample]) -> Bool {
+        guard var session = open[device] else { return false }
+        var state = session.streams[stream] ?? newStream(stream, firstIndex, device, odrHz, range)
+        var closed = false
+        if state.chunk.odrHz != odrHz || state.chunk.range != range {
+            if !state.samples.isEmpty { closeChunk(&state, session: &session); closed = true }
+            state = newStream(stream, max(firstIndex, state.nextIndex), device, odrHz, range, seq: state.chunk.seq + (closed ? 1 : 0))
+        }
+        var start = 0
+        if firstIndex < state.nextIndex {
+            start = Int(min(Int64(samples.count), state.nextIndex - firstIndex))
+            counters.duplicateSamples += Int64(start)
+        }
+        guard start < samples.count else {
+            open[device] = session
+            return closed
+        }
+        let index = firstIndex + Int64(start)
+        if index > state.nextIndex {
+            let gap = gapRange(stream: stream, state: state, index: index, atMs: samples[start].timestampMs, odrHz: odrHz)
+            state.chunk.gaps.append(gap)
+            session.record.gaps.append(gap)
+            session.record.expected += gap.missing
+            counters.missingSamples += gap.missing
+            if state.samples.isEmpty { state.chunk.firstIndex = index }
+        }
+        var position = start
+        while position < samples.count {
+            let take = min(rules.chunkSize - state.samples.count, samples.count - position)
+            state.samples.append(contentsOf: samples[position..<(position + take)])
+            position += take
+            if state.samples.count == rules.chunkSize {
+                closeChunk(&state, session: &session)
+                closed = true
+                let next = index + Int64(position - start)
+                state = newStream(stream, next, device, odrHz, range, seq: state.chunk.seq + 1)
+            }
+        }
+        let added = Int64(samples.count - start)
+        state.nextIndex = index + added
+        state.lastMs = samples.last!.timestampMs
+        session.record.samples += added
+        uncommittedSamples += added
+        session.record.expected += added
+        session.record.lastSampleMs = max(session.record.lastSampleMs ?? -.infinity, samples.last!.timestampMs)
+        session.rowDirty = true
+        session.streams[stream] = state
+        open[device] = session
+        return closed
+    }
+
+    private func gapRange(stream: SensorStream, state: StreamState, index: Int64, atMs: Double, odrHz: Double) -> GapRange {
+        let missing = index - state.nextIndex
+        let period = 1000 / odrHz
+        let fromMs = state.lastMs.map { $0 + period } ?? atMs - Double(missing) * period
+        return GapRange(stream: stream.rawValue, fromIndex: state.nextIndex, toIndex: index - 1,
+                        fromMs: fromMs, toMs: atMs - period, missing: missing, reason: "notReceived")
+    }
+
+    func newStream(_ stream: SensorStream, _ firstIndex: Int64, _ device: String, _ odrHz: Double, _ range: Double, seq: Int? = nil) -> StreamState {
+        let session = open[device]!
+        let ids = stream == .gyro ? session.record.chunkIds : session.record.accelChunkIds
+        let chunk = ChunkRecord(id: UUID().uuidString.lowercased(), sessionId: session.record.id, stream: stream.rawValue,
+                                seq: seq ?? ids.count, odrHz: odrHz, range: range, firstIndex: firstIndex)
+        return StreamState(chunk: chunk, capacity: rules.chunkSize)
+    }
+
+    /// Renders a full or final chunk into its document; its sample rows are dropped in the
+    /// same commit that writes the document.
+    func closeChunk(_ state: inout StreamState, session: inout OpenSession) {
+        guard let first = state.samples.first, let last = state.samples.last else { return }
+        state.chunk.count = state.samples.count
+        state.chunk.startMs = first.timestampMs
+        state.chunk.endMs = last.timestampMs
+        state.chunk.isOpen = false
+        let id = state.chunk.id
+        if state.queued > 0 {
+            pending.samples.removeAll { $0.chunkId == id }
+            pending.closedChunkIds.append(id)
+        }
+        pending.chunks.append(state.chunk)
+        if let path = try? DocumentPaths.chunk(id) {
+            let body = renderer.chunk(state.chunk, session: session.record, samples: state.samples[...])
+            pending.documents.append(DocumentWrite(path: path, body: body, retain: rules.retainChunks, device: session.record.device))
+        }
+        if state.chunk.stream == SensorStream.gyro.rawValue { session.record.chunkIds.append(id) } else { session.record.accelChunkIds.append(id) }
+        session.documentsDirty = true
+        session.rowDirty = true
+        counters.chunksClosed += 1
+    }
+}

@@ -1,0 +1,55 @@
+/// How samples become sessions, chunks and commits.
+public struct CaptureRules: Sendable {
+    /// Points per chunk document.
+    public var chunkSize: Int
+    /// Longest time a sample waits in memory before it is committed; what a crash can lose.
+    public var commitInterval: Duration
+    /// Start a session when samples arrive for a sensor that has none.
+    public var autoStart: Bool
+    /// Close a session when its sensor has sent nothing for this long (ms).
+    public var idleTimeoutMs: Double
+    /// Split a session at this length (ms).
+    public var maxDurationMs: Double
+    public var retainChunks: Bool
+
+    public init(chunkSize: Int = 2000, commitInterval: Duration = .seconds(1), autoStart: Bool = true,
+                idleTimeoutMs: Double = 300_000, maxDurationMs: Double = 4 * 3_600_000, retainChunks: Bool = false) {
+        self.chunkSize = chunkSize
+        self.commitInterval = commitInterval
+        self.autoStart = autoStart
+        self.idleTimeoutMs = idleTimeoutMs
+        self.maxDurationMs = maxDurationMs
+        self.retainChunks = retainChunks
+    }
+}
+
+/// Why samples did not become stored samples: each is counted, none is silent.
+public struct CaptureCounters: Sendable, Equatable, Codable {
+    /// Samples in transactions that committed.
+    public var committedSamples: Int64 = 0
+    /// Samples whose index had already been stored (a re-sent notification).
+    public var duplicateSamples: Int64 = 0
+    /// Samples for a sensor with no session while auto-start is off.
+    public var samplesWithoutSession: Int64 = 0
+    public var missingSamples: Int64 = 0
+    public var commits: Int64 = 0
+    public var failedCommits: Int64 = 0
+    public var chunksClosed: Int64 = 0
+    public var sessionsStarted: Int64 = 0
+    public var sessionsClosed: Int64 = 0
+}
+
+/// Errors of the session API.
+public enum CaptureError: Error, CustomStringConvertible, Sendable {
+    case unknownSession(String)
+    case noSessionForDevice(String)
+    case invalidHazard(name: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .unknownSession(let id): "capture: there is no session \"\(id)\""
+        case .noSessionForDevice(let device): "capture: sensor \(device) has no open session"
+        case .invalidHazard(let name, let reason): "capture: hazard \"\(name)\": \(reason)"
+        }
+    }
+}

@@ -1,0 +1,30 @@
+import GyroStore
+
+/// The in-memory side of an open session: what has not been committed yet.
+struct OpenSession {
+    var record: SessionRecord
+    var streams: [SensorStream: StreamState] = [:]
+    /// The record and DailySessions documents must be rewritten at the next commit.
+    var documentsDirty = true
+    /// The session row must be saved at the next commit.
+    var rowDirty = true
+}
+
+/// One stream's current chunk. All of the chunk's samples stay in memory (at most
+/// `chunkSize`), so closing it renders the document without reading the store.
+struct StreamState {
+    var chunk: ChunkRecord
+    var samples: [StoredSample]
+    /// How many of `samples` are already queued for, or in, the store.
+    var queued: Int = 0
+    /// The stream index the next sample should have.
+    var nextIndex: Int64
+    var lastMs: Double?
+
+    init(chunk: ChunkRecord, capacity: Int) {
+        self.chunk = chunk
+        self.samples = []
+        self.samples.reserveCapacity(capacity)
+        self.nextIndex = chunk.firstIndex
+    }
+}

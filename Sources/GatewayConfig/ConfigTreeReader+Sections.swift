@@ -1,0 +1,152 @@
+import Foundation
+
+extension ConfigTreeReader {
+    func bluetooth(_ top: ObjectReader) -> BluetoothSettings {
+        let fallback = BluetoothSettings(transport: .userChannel(adapter: 0), maxSensors: 4)
+        guard let section = top.object("bluetooth", keys: ["transport", "maxSensors"]) else {
+            if !top.has("bluetooth") { sink.add("bluetooth", "required key is missing (expected an object with \"transport\")") }
+            return fallback
+        }
+        var transport = fallback.transport
+        if let text = section.string("transport", default: nil) {
+            switch TransportSpec.parse(text) {
+            case .success(let parsed): transport = parsed
+            case .failure(let error): sink.add(section.child("transport"), error.message)
+            }
+        }
+        return BluetoothSettings(transport: transport, maxSensors: section.integer("maxSensors", default: 4, in: 1...8))
+    }
+
+    func sensors(_ top: ObjectReader) -> [SensorSettings] {
+        var seen: Set<String> = []
+        return top.array("sensors").compactMap { item in
+            guard let sensor = ObjectReader(item.value, path: item.path, keys: ["address", "userId", "name"], sink: sink) else {
+                if item.value == .null { sink.add(item.path, "expected an object, found null") }
+                return nil
+            }
+            let address = (sensor.string("address", default: nil) ?? "").uppercased()
+            if !address.isEmpty && !Self.isAddress(address) {
+                sink.add(sensor.child("address"), "\"\(address)\" is not a Bluetooth address (expected six hex pairs like C4:BE:84:12:34:56)")
+            } else if !seen.insert(address).inserted {
+                sink.add(sensor.child("address"), "\(address) is listed twice")
+            }
+            let userId = identifier(sensor, "userId", default: nil) ?? ""
+            return SensorSettings(address: address, userId: userId, name: sensor.string("name", default: "MetaWear \(address.suffix(5))") ?? "")
+        }
+    }
+
+    static func isAddress(_ text: String) -> Bool {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        return parts.count == 6 && parts.allSatisfy { $0.count == 2 && UInt8($0, radix: 16) != nil }
+    }
+
+    func discovery(_ top: ObjectReader) -> DiscoverySettings? {
+        guard let section = top.object("discovery", keys: ["enabled", "userId", "maxSensors"]) else { return nil }
+        guard section.bool("enabled", default: true) else { return nil }
+        let userId = identifier(section, "userId", default: nil) ?? ""
+        return DiscoverySettings(userId: userId, maxSensors: section.integer("maxSensors", default: 4, in: 1...8))
+    }
+
+    func gyro(_ top: ObjectReader) -> GyroSettings {
+        guard let section = top.object("gyro", keys: ["odrHz", "rangeDps"]) else { return GyroSettings(odrHz: 50, rangeDps: 2000) }
+        return GyroSettings(
+            odrHz: section.choice("odrHz", default: 50, among: GyroSettings.rates, unit: "Hz"),
+            rangeDps: section.choice("rangeDps", default: 2000, among: GyroSettings.ranges, unit: "dps"))
+    }
+
+    func accelerometer(_ top: ObjectReader) -> AccelerometerSettings {
+        let fallback = AccelerometerSettings(enabled: false, odrHz: 50, rangeG: 4)
+        guard let section = top.object("accelerometer", keys: ["enabled", "odrHz", "rangeG"]) else { return fallback }
+        return AccelerometerSettings(
+            enabled: section.bool("enabled", default: false),
+            odrHz: section.choice("odrHz", default: 50, among: AccelerometerSettings.rates, unit: "Hz"),
+            rangeG: section.choice("rangeG", default: 4, among: AccelerometerSettings.ranges, unit: "g"))
+    }
+
+    func capture(_ top: ObjectReader) -> CaptureSettings {
+        guard let section = top.object("capture", keys: ["chunkSize", "commitIntervalMs"]) else {
+            return CaptureSettings(chunkSize: 2000, commitIntervalMs: 1000)
+        }
+        return CaptureSettings(
+            chunkSize: section.integer("chunkSize", default: 2000, in: 10...10_000, unit: " points"),
+            commitIntervalMs: section.integer("commitIntervalMs", default: 1000, in: 10...1000, unit: " ms"))
+    }
+
+    func sessions(_ top: ObjectReader) -> SessionSettings {
+        guard let section = top.object("sessions", keys: ["autoStart", "idleTimeoutSeconds", "maxDurationMinutes"]) else {
+            return SessionSettings(autoStart: true, idleTimeoutSeconds: 300, maxDurationMinutes: 240)
+        }
+        return SessionSettings(
+            autoStart: section.bool("autoStart", default: true),
+            idleTimeoutSeconds: section.integer("idleTimeoutSeconds", default: 300, in: 5...86_400, unit: " s"),
+            maxDurationMinutes: section.integer("maxDurationMinutes", default: 240, in: 1...1440, unit: " min"))
+    }
+
+    func mqtt(_ top: ObjectReader, gatewayId: String) -> MQTTSettings {
+        let keys = ["host", "port", "clientId", "username", "passwordFile", "tls", "topicPrefix", "keepaliveSeconds", "retainChunks"]
+        guard let section = top.object("mqtt", keys: keys) else {
+            if !top.has("mqtt") { sink.add("mqtt", "required key is missing (expected an object with \"host\")") }
+            return MQTTSettings(host: "127.0.0.1", port: 1883, clientId: "gyrogate", username: nil, password: nil, tls: nil,
+                                topicPrefix: "", keepaliveSeconds: 30, retainChunks: false)
+        }
+        let host = section.string("host", default: nil) ?? ""
+        if section.has("host") && (host.isEmpty || host.contains(where: \.isWhitespace)) {
+            sink.add(section.child("host"), "\"\(host)\" is not a host name or address")
+        }
+        var password: Secret?
+        if let file = existingFile(section, "passwordFile", required: false),
+           let text = try? String(contentsOfFile: file, encoding: .utf8) {
+            password = Secret(text.trimmingCharacters(in: .newlines))
+        } else if let fromEnvironment = environment[GatewayConfiguration.passwordVariable] {
+            password = Secret(fromEnvironment)
+        }
+        let username = section.optionalString("username")
+        if password != nil && username == nil {
+            sink.add(section.child("username"), "a password is configured but no username")
+        }
+        var tls: TLSSettings?
+        if let tlsSection = section.object("tls", keys: ["caFile", "certFile", "keyFile"]) {
+            let ca = existingFile(tlsSection, "caFile", required: true) ?? ""
+            let cert = existingFile(tlsSection, "certFile", required: false)
+            let key = existingFile(tlsSection, "keyFile", required: false)
+            if (cert == nil) != (key == nil) {
+                sink.add(tlsSection.child(cert == nil ? "certFile" : "keyFile"), "certFile and keyFile go together (client certificate)")
+            }
+            tls = TLSSettings(caFile: ca, certFile: cert, keyFile: key)
+        }
+        let prefix = section.string("topicPrefix", default: "") ?? ""
+        if prefix.contains(where: { "+#".contains($0) }) || prefix.hasPrefix("$") || prefix.hasPrefix("/") {
+            sink.add(section.child("topicPrefix"), "\"\(prefix)\" must not contain + or # nor start with $ or /")
+        }
+        return MQTTSettings(
+            host: host, port: section.integer("port", default: tls == nil ? 1883 : 8883, in: 1...65535),
+            clientId: section.string("clientId", default: "gyrogate-\(gatewayId)") ?? "", username: username,
+            password: password, tls: tls, topicPrefix: prefix,
+            keepaliveSeconds: section.integer("keepaliveSeconds", default: 30, in: 5...3600, unit: " s"),
+            retainChunks: section.bool("retainChunks", default: false))
+    }
+
+    func admin(_ top: ObjectReader) -> AdminSettings {
+        let fallback = AdminSettings(socketPath: "/run/gyrogate/admin.sock", mode: 0o660, group: nil)
+        guard let section = top.object("admin", keys: ["socketPath", "mode", "group"]) else { return fallback }
+        let path = resolve(section.string("socketPath", default: fallback.socketPath) ?? fallback.socketPath)
+        if path.utf8.count > 107 { sink.add(section.child("socketPath"), "is \(path.utf8.count) bytes long; unix socket paths are limited to 107") }
+        let modeText = section.string("mode", default: "0660") ?? "0660"
+        var mode = fallback.mode
+        if let parsed = Int(modeText, radix: 8), (0...0o777).contains(parsed), modeText.count <= 4 { mode = parsed }
+        else { sink.add(section.child("mode"), "\"\(modeText)\" is not an octal file mode like \"0660\"") }
+        return AdminSettings(socketPath: path, mode: mode, group: section.optionalString("group"))
+    }
+
+    func location(_ top: ObjectReader) -> Location? {
+        guard let section = top.object("location", keys: ["latitude", "longitude"]) else { return nil }
+        let latitude = section.double("latitude", in: -90...90), longitude = section.double("longitude", in: -180...180)
+        guard let latitude, let longitude else { return nil }
+        return Location(latitude: latitude, longitude: longitude)
+    }
+
+    func retention(_ top: ObjectReader) -> RetentionSettings {
+        guard let section = top.object("retention", keys: ["maxStoreBytes"]) else { return RetentionSettings(maxStoreBytes: 2 << 30) }
+        return RetentionSettings(maxStoreBytes: section.integer("maxStoreBytes", default: 2 << 30, in: (1 << 20)...(1 << 40), unit: " bytes"))
+    }
+}

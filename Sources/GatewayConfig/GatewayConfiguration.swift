@@ -1,0 +1,93 @@
+import Foundation
+
+/// The whole configuration of one gateway, as read from `config.json`.
+/// Every field has a documented default except the ones a gateway cannot guess.
+public struct GatewayConfiguration: Sendable, Equatable {
+    /// Names this gateway in MQTT presence and user properties.
+    public var gatewayId: String
+    /// Absolute path of the folder holding the SQLite store (relative paths in the file are
+    /// taken from the configuration file's folder).
+    public var dataDirectory: String
+    /// IANA zone in which "today", "this week" and "this month" are calendar periods.
+    public var timeZone: TimeZone
+    /// First day of the week, 1 = Sunday … 7 = Saturday (`Calendar.firstWeekday`); ISO Monday by default.
+    public var firstWeekday: Int
+    public var bluetooth: BluetoothSettings
+    public var sensors: [SensorSettings]
+    /// When set, any MetaWear found by a scan is captured for this user, up to a maximum.
+    public var discovery: DiscoverySettings?
+    public var gyro: GyroSettings
+    public var accelerometer: AccelerometerSettings
+    public var capture: CaptureSettings
+    public var sessions: SessionSettings
+    public var mqtt: MQTTSettings
+    public var admin: AdminSettings
+    /// A fixed position added to every point as `lat`/`lon`; `nil` adds none.
+    public var location: Location?
+    public var retention: RetentionSettings
+}
+
+public struct BluetoothSettings: Sendable, Equatable {
+    public var transport: TransportSpec
+    /// Most sensors connected at once on this controller.
+    public var maxSensors: Int
+}
+
+public struct SensorSettings: Sendable, Equatable {
+    public var address: String
+    public var userId: String
+    public var name: String
+}
+
+public struct DiscoverySettings: Sendable, Equatable {
+    public var userId: String
+    public var maxSensors: Int
+}
+
+public struct GyroSettings: Sendable, Equatable {
+    public static let rates: [Double] = [25, 50, 100, 200, 400, 800, 1600, 3200]
+    public static let ranges: [Double] = [125, 250, 500, 1000, 2000]
+    public var odrHz: Double
+    public var rangeDps: Double
+}
+
+public struct AccelerometerSettings: Sendable, Equatable {
+    public static let rates: [Double] = [12.5, 25, 50, 100, 200, 400, 800, 1600]
+    public static let ranges: [Double] = [2, 4, 8, 16]
+    public var enabled: Bool
+    public var odrHz: Double
+    public var rangeG: Double
+}
+
+public struct CaptureSettings: Sendable, Equatable {
+    /// Points per `realtime_data` document (the apps used 2,000, about 40 s at 50 Hz).
+    public var chunkSize: Int
+    /// Longest time between two store commits; what a crash can lose at most.
+    public var commitIntervalMs: Int
+}
+
+public struct SessionSettings: Sendable, Equatable {
+    /// Start a session when a sensor starts streaming.
+    public var autoStart: Bool
+    /// Close a sensor's session after it has been gone this long.
+    public var idleTimeoutSeconds: Int
+    /// Split sessions longer than this.
+    public var maxDurationMinutes: Int
+}
+
+public struct AdminSettings: Sendable, Equatable {
+    public var socketPath: String
+    /// File mode of the socket, 0660 by default.
+    public var mode: Int
+    public var group: String?
+}
+
+public struct Location: Sendable, Equatable {
+    public var latitude: Double
+    public var longitude: Double
+}
+
+public struct RetentionSettings: Sendable, Equatable {
+    /// Bytes the store may use before published chunk data is pruned, oldest first.
+    public var maxStoreBytes: Int
+}

@@ -1,0 +1,44 @@
+import GRDB
+
+/// One `realtime_data` document's bookkeeping. While open, its samples live in `sampleBatch`
+/// rows; when closed, in the document body.
+public struct ChunkRecord: Codable, Sendable, Equatable {
+    public var id: String
+    public var sessionId: String
+    /// `gyro` or `accelerometer`.
+    public var stream: String
+    /// Position among the session's chunks of this stream, from 0.
+    public var seq: Int
+    public var odrHz: Double
+    /// dps for the gyroscope, g for the accelerometer.
+    public var range: Double
+    /// Stream sample index of the chunk's first sample.
+    public var firstIndex: Int64
+    public var count: Int
+    public var startMs: Double?
+    public var endMs: Double?
+    public var gaps: [GapRange]
+    public var isOpen: Bool
+    /// Its document was removed by retention after it had been published.
+    public var pruned: Bool
+
+    public init(id: String, sessionId: String, stream: String, seq: Int, odrHz: Double, range: Double, firstIndex: Int64) {
+        self.id = id
+        self.sessionId = sessionId
+        self.stream = stream
+        self.seq = seq
+        self.odrHz = odrHz
+        self.range = range
+        self.firstIndex = firstIndex
+        self.count = 0
+        self.startMs = nil
+        self.endMs = nil
+        self.gaps = []
+        self.isOpen = true
+        self.pruned = false
+    }
+}
+
+extension ChunkRecord: FetchableRecord, PersistableRecord {
+    public static let databaseTableName = "chunk"
+}

@@ -1,0 +1,22 @@
+/// Samples that were expected and never stored: sample indices `fromIndex...toIndex` of one
+/// stream (inclusive), the times they were due, how many, and why.
+public struct GapRange: Codable, Sendable, Equatable {
+    public var stream: String
+    public var fromIndex: Int64
+    public var toIndex: Int64
+    public var fromMs: Double
+    public var toMs: Double
+    public var missing: Int64
+    /// `notReceived` (the sensor's counter skipped), `disconnected`, `storeFull`, …
+    public var reason: String
+
+    public init(stream: String, fromIndex: Int64, toIndex: Int64, fromMs: Double, toMs: Double, missing: Int64, reason: String) {
+        self.stream = stream
+        self.fromIndex = fromIndex
+        self.toIndex = toIndex
+        self.fromMs = fromMs
+        self.toMs = toMs
+        self.missing = missing
+        self.reason = reason
+    }
+}

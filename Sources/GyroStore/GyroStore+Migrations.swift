@@ -1,0 +1,75 @@
+import GRDB
+
+extension GyroStore {
+    /// Migrations describe the past states of the database: never edit one that has shipped,
+    /// add a new one. Written with table and column strings, not app types.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.create(table: "document") { t in
+                t.primaryKey("path", .text)
+                t.column("collection", .text).notNull().indexed()
+                t.column("body", .blob).notNull()
+                t.column("version", .integer).notNull()
+                t.column("retained", .boolean).notNull()
+                t.column("updatedAt", .double).notNull()
+            }
+            try db.create(table: "outbox") { t in
+                t.autoIncrementedPrimaryKey("seq")
+                t.column("topic", .text).notNull()
+                t.column("qos", .integer).notNull()
+                t.column("retain", .boolean).notNull()
+                t.column("properties", .text)
+                t.column("documentPath", .text).indexed()
+                t.column("documentVersion", .integer)
+                t.column("payload", .blob)
+                t.column("bytes", .integer).notNull()
+                t.column("device", .text)
+                t.column("createdAt", .double).notNull()
+            }
+            try db.create(table: "session") { t in
+                t.primaryKey("id", .text)
+                t.column("userId", .text).notNull().indexed()
+                t.column("device", .text).notNull()
+                t.column("startMs", .double).notNull().indexed()
+                t.column("endMs", .double)
+                t.column("lastSampleMs", .double)
+                t.column("samples", .integer).notNull()
+                t.column("expected", .integer).notNull()
+                t.column("hazards", .text).notNull()
+                t.column("chunkIds", .text).notNull()
+                t.column("accelChunkIds", .text).notNull()
+                t.column("gaps", .text).notNull()
+                t.column("isOpen", .boolean).notNull()
+                t.column("localDate", .text).notNull()
+            }
+            try db.create(table: "chunk") { t in
+                t.primaryKey("id", .text)
+                t.belongsTo("session", onDelete: .cascade).notNull()
+                t.column("stream", .text).notNull()
+                t.column("seq", .integer).notNull()
+                t.column("odrHz", .double).notNull()
+                t.column("range", .double).notNull()
+                t.column("firstIndex", .integer).notNull()
+                t.column("count", .integer).notNull()
+                t.column("startMs", .double)
+                t.column("endMs", .double).indexed()
+                t.column("gaps", .text).notNull()
+                t.column("isOpen", .boolean).notNull()
+                t.column("pruned", .boolean).notNull()
+            }
+            try db.create(table: "sampleBatch") { t in
+                t.column("chunkId", .text).notNull().references("chunk", onDelete: .cascade)
+                t.column("offset", .integer).notNull()
+                t.column("count", .integer).notNull()
+                t.column("data", .blob).notNull()
+                t.primaryKey(["chunkId", "offset"])
+            }
+            try db.create(table: "counter") { t in
+                t.primaryKey("name", .text)
+                t.column("value", .integer).notNull()
+            }
+        }
+        return migrator
+    }
+}

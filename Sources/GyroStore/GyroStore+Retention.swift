@@ -1,0 +1,71 @@
+import Foundation
+import GRDB
+
+/// What one retention pass did.
+public struct RetentionReport: Sendable, Equatable {
+    public var usedBytes: Int
+    /// Published chunk documents removed, oldest first.
+    public var prunedChunks: Int
+    /// Unpublished chunk documents removed because nothing published was left to prune.
+    public var evictedUnpublishedChunks: Int
+}
+
+extension GyroStore {
+    public static let evictedCounter = "evictedUnpublishedChunks"
+    public static let prunedCounter = "prunedChunks"
+
+    /// Keeps the store under `maxBytes`.
+    ///
+    /// Policy: first remove chunk documents the broker has acknowledged, oldest first, down to
+    /// 90 % of the limit. If the store is still over the limit, only unpublished data is left;
+    /// capture keeps the newest data, so the oldest unpublished chunk documents are evicted,
+    /// each one logged as an error and counted (`evictedUnpublishedChunks`, shown in the
+    /// status). Sessions, records and open chunks are never pruned.
+    @discardableResult
+    public func enforceRetention() async throws(StoreError) -> RetentionReport {
+        let limit = maxBytes, target = maxBytes / 10 * 9
+        let logger = self.logger
+        do {
+            return try await writer.write { db in
+                var report = RetentionReport(usedBytes: try Self.usedBytes(db), prunedChunks: 0, evictedUnpublishedChunks: 0)
+                guard report.usedBytes > limit else { return report }
+                while report.usedBytes > target {
+                    let removed = try Self.removeChunkDocuments(published: true, limit: 32, in: db)
+                    if removed.isEmpty { break }
+                    report.prunedChunks += removed.count
+                    report.usedBytes = try Self.usedBytes(db)
+                }
+                while report.usedBytes > limit {
+                    let removed = try Self.removeChunkDocuments(published: false, limit: 1, in: db)
+                    if removed.isEmpty { break }
+                    report.evictedUnpublishedChunks += removed.count
+                    logger.error("store full: evicted unpublished chunk documents", metadata: [
+                        "subsystem": "store", "chunks": "\(removed.joined(separator: ","))", "limitBytes": "\(limit)",
+                    ])
+                    report.usedBytes = try Self.usedBytes(db)
+                }
+                try Self.increment(Self.prunedCounter, by: report.prunedChunks, in: db)
+                try Self.increment(Self.evictedCounter, by: report.evictedUnpublishedChunks, in: db)
+                return report
+            }
+        } catch {
+            throw .database(context: "enforcing the store limit", reason: "\(error)")
+        }
+    }
+
+    /// Removes up to `limit` of the oldest closed chunk documents that are (or are not) still in the outbox.
+    static func removeChunkDocuments(published: Bool, limit: Int, in db: Database) throws -> [String] {
+        let pending = "EXISTS (SELECT 1 FROM outbox o WHERE o.documentPath = 'realtime_data/' || c.id)"
+        let ids = try String.fetchAll(db, sql: """
+            SELECT c.id FROM chunk c WHERE c.isOpen = 0 AND c.pruned = 0 AND \(published ? "NOT " : "")\(pending)
+            ORDER BY c.endMs LIMIT ?
+            """, arguments: [limit])
+        for id in ids {
+            let path = "realtime_data/\(id)"
+            try db.execute(sql: "DELETE FROM document WHERE path = ?", arguments: [path])
+            try db.execute(sql: "DELETE FROM outbox WHERE documentPath = ?", arguments: [path])
+            try db.execute(sql: "UPDATE chunk SET pruned = 1 WHERE id = ?", arguments: [id])
+        }
+        return ids
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import GRDB
+import Logging
+
+/// The gateway's source of truth: documents by Firestore path, the samples of open chunks,
+/// sessions, and the outbox of publishes, in one SQLite file.
+///
+/// Durability: WAL journal with `synchronous = FULL`, so a commit that returned has reached
+/// the disk and survives `kill -9` and power loss. Commits are batched by the capture layer
+/// (at most `commitIntervalMs` or one chunk apart), which bounds what a crash can lose and
+/// keeps the number of fsyncs low.
+///
+/// A file that SQLite reports as corrupt is moved aside (never deleted) as
+/// `store.sqlite.corrupt-<epoch>` and a new store is started, with an error in the log.
+public struct GyroStore: Sendable {
+    public static let fileName = "store.sqlite"
+
+    let writer: any DatabaseWriter
+    let logger: Logger
+    /// Bytes the store may use before retention prunes published chunk data.
+    public let maxBytes: Int
+    /// Files moved aside at open because they were corrupt.
+    public let quarantined: [String]
+
+    /// Opens (or creates) the store in `directory`, migrating it to the current schema.
+    public static func open(directory: String, maxBytes: Int = 2 << 30, logger: Logger) throws(StoreError) -> GyroStore {
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw .directory(path: directory, reason: (error as NSError).localizedDescription)
+        }
+        let path = (directory as NSString).appendingPathComponent(fileName)
+        do {
+            return try GyroStore(writer: openPool(path), maxBytes: maxBytes, logger: logger)
+        } catch let error as DatabaseError where error.isCorruption {
+            let moved = quarantine(path: path, logger: logger, reason: error.description)
+            do {
+                return try GyroStore(writer: openPool(path), maxBytes: maxBytes, logger: logger, quarantined: moved)
+            } catch {
+                throw .database(context: "opening a new store after moving the corrupt one aside", reason: "\(error)")
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw .database(context: "opening \(path)", reason: "\(error)")
+        }
+    }
+
+    /// An in-memory store for codec-level tests; the same schema and code paths.
+    public static func inMemory(logger: Logger = Logger(label: "gyrogate.store")) throws -> GyroStore {
+        try GyroStore(writer: DatabaseQueue(configuration: makeConfiguration()), maxBytes: 1 << 40, logger: logger)
+    }
+
+    init(writer: any DatabaseWriter, maxBytes: Int, logger: Logger, quarantined: [String] = []) throws {
+        self.writer = writer
+        self.maxBytes = maxBytes
+        self.logger = logger
+        self.quarantined = quarantined
+        try Self.migrator.migrate(writer)
+    }
+
+    static func makeConfiguration() -> Configuration {
+        var configuration = Configuration()
+        configuration.foreignKeysEnabled = true
+        configuration.busyMode = .timeout(5)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        return configuration
+    }
+
+    static func openPool(_ path: String) throws -> DatabasePool {
+        let pool = try DatabasePool(path: path, configuration: makeConfiguration())
+        let verdict = try pool.read { db in try String.fetchOne(db, sql: "PRAGMA quick_check") } ?? "no answer"
+        guard verdict == "ok" else {
+            throw DatabaseError(resultCode: .SQLITE_CORRUPT, message: "quick_check: \(verdict)")
+        }
+        return pool
+    }
+
+    /// Moves the damaged file and its WAL aside so that an operator can still recover from it.
+    static func quarantine(path: String, logger: Logger, reason: String) -> [String] {
+        let stamp = Int(Date().timeIntervalSince1970)
+        var moved: [String] = []
+        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
+            let target = "\(path).corrupt-\(stamp)\(suffix)"
+            if (try? FileManager.default.moveItem(atPath: path + suffix, toPath: target)) != nil { moved.append(target) }
+        }
+        logger.critical("store file is corrupt; moved it aside and started a new store", metadata: [
+            "subsystem": "store", "reason": "\(reason)", "movedTo": "\(moved.joined(separator: ", "))",
+        ])
+        return moved
+    }
+}
+
+extension DatabaseError {
+    var isCorruption: Bool {
+        resultCode == .SQLITE_CORRUPT || resultCode == .SQLITE_NOTADB
+    }
+}

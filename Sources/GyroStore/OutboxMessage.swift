@@ -1,0 +1,23 @@
+/// One publish the broker has not acknowledged yet, with its payload resolved from the
+/// document version it refers to.
+public struct OutboxMessage: Sendable, Equatable {
+    /// Monotonically increasing; publishing in `seq` order keeps each device's documents in order.
+    public var seq: Int64
+    /// The document path; the publisher adds the configured prefix.
+    public var topic: String
+    public var qos: Int
+    public var retain: Bool
+    public var payload: [UInt8]
+    /// Extra MQTT v5 properties as JSON (for example a message expiry), if any.
+    public var properties: String?
+    public var device: String?
+    public var createdAt: Double
+}
+
+/// How much is waiting for the broker.
+public struct OutboxStats: Sendable, Equatable, Codable {
+    public var depth: Int
+    public var bytes: Int
+    /// Epoch seconds of the oldest unacknowledged row, `nil` when empty.
+    public var oldestCreatedAt: Double?
+}

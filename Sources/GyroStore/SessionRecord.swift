@@ -1,0 +1,49 @@
+import GRDB
+
+/// A capture session: one sensor, one user, from start to end. Its id is the `records`
+/// document id, `{userId}___{start epoch seconds}`, assigned once.
+public struct SessionRecord: Codable, Sendable, Equatable {
+    public var id: String
+    public var userId: String
+    public var device: String
+    public var startMs: Double
+    /// `nil` while the session is open.
+    public var endMs: Double?
+    public var lastSampleMs: Double?
+    /// Samples stored, over all streams.
+    public var samples: Int64
+    /// Samples the sensor should have sent: stored plus missing.
+    public var expected: Int64
+    public var hazards: [String: Int]
+    /// `realtime_data` ids of the gyroscope chunks, in order (the record's `gscope_data`).
+    public var chunkIds: [String]
+    public var accelChunkIds: [String]
+    public var gaps: [GapRange]
+    public var isOpen: Bool
+    /// The local calendar day (`yyyy-MM-dd`) the session started on, in the gateway's zone.
+    public var localDate: String
+
+    public init(id: String, userId: String, device: String, startMs: Double, localDate: String) {
+        self.id = id
+        self.userId = userId
+        self.device = device
+        self.startMs = startMs
+        self.endMs = nil
+        self.lastSampleMs = nil
+        self.samples = 0
+        self.expected = 0
+        self.hazards = [:]
+        self.chunkIds = []
+        self.accelChunkIds = []
+        self.gaps = []
+        self.isOpen = true
+        self.localDate = localDate
+    }
+
+    /// Milliseconds from start to end (or to the last sample while open).
+    public var durationMs: Double { max(0, (endMs ?? lastSampleMs ?? startMs) - startMs) }
+}
+
+extension SessionRecord: FetchableRecord, PersistableRecord {
+    public static let databaseTableName = "session"
+}

@@ -1,0 +1,54 @@
+/// A document to write: its JSON body replaces the stored one, its version goes up by one,
+/// and an outbox row referencing that version is added in the same transaction.
+public struct DocumentWrite: Sendable {
+    public var path: DocumentPath
+    public var body: [UInt8]
+    public var retain: Bool
+    public var qos: Int
+    /// Orders publishes per device; `nil` for documents that belong to no device.
+    public var device: String?
+
+    public init(path: DocumentPath, body: [UInt8], retain: Bool, qos: Int = 1, device: String?) {
+        self.path = path
+        self.body = body
+        self.retain = retain
+        self.qos = qos
+        self.device = device
+    }
+}
+
+/// Samples appended to an open chunk, at `offset` within it.
+public struct SampleAppend: Sendable {
+    public var chunkId: String
+    public var offset: Int
+    public var samples: ArraySlice<StoredSample>
+
+    public init(chunkId: String, offset: Int, samples: ArraySlice<StoredSample>) {
+        self.chunkId = chunkId
+        self.offset = offset
+        self.samples = samples
+    }
+}
+
+/// Everything one commit writes, applied in a single transaction so that a crash leaves
+/// either all of it or none of it.
+public struct StoreChanges: Sendable {
+    public var sessions: [SessionRecord] = []
+    public var chunks: [ChunkRecord] = []
+    public var samples: [SampleAppend] = []
+    /// Chunks whose document was written in this commit: their sample rows go.
+    public var closedChunkIds: [String] = []
+    public var documents: [DocumentWrite] = []
+    /// Documents removed locally and with a zero-byte retained publish.
+    public var deletions: [DocumentPath] = []
+    public var deletedSessionIds: [String] = []
+
+    public init() {}
+
+    public var isEmpty: Bool {
+        sessions.isEmpty && chunks.isEmpty && samples.isEmpty && closedChunkIds.isEmpty && documents.isEmpty
+            && deletions.isEmpty && deletedSessionIds.isEmpty
+    }
+
+    public var sampleCount: Int { samples.reduce(0) { $0 + $1.samples.count } }
+}

@@ -1,0 +1,12 @@
+import ArgumentParser
+
+@main
+struct Gyrogate: AsyncParsableCommand {
+    static let version = "0.1.0"
+    static let configuration = CommandConfiguration(
+        commandName: "gyrogate",
+        abstract: "Captures MetaWear motion data over Bluetooth LE into a local store and publishes it to MQTT.",
+        version: version,
+        subcommands: [Run.self, CheckConfig.self, Sessions.self, Medals.self, Documents.self]
+    )
+}

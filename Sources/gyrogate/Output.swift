@@ -1,0 +1,35 @@
+import Foundation
+
+struct StandardError: TextOutputStream {
+    mutating func write(_ string: String) { FileHandle.standardError.write(Data(string.utf8)) }
+}
+
+enum Environment {
+    static func value(_ name: String) -> String? { ProcessInfo.processInfo.environment[name] }
+}
+
+/// A plain text table: columns padded to their widest cell.
+struct Table {
+    var headers: [String]
+    var rows: [[String]] = []
+
+    func render() -> String {
+        var widths = headers.map(\.count)
+        for row in rows { for (index, cell) in row.enumerated() where index < widths.count { widths[index] = max(widths[index], cell.count) } }
+        func line(_ cells: [String]) -> String {
+            cells.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }
+                .joined(separator: "  ").trimmingCharacters(in: .whitespaces)
+        }
+        return ([line(headers)] + rows.map(line)).joined(separator: "\n")
+    }
+}
+
+func formatDuration(ms: Double) -> String {
+    let seconds = Int(ms / 1000)
+    return String(format: "%d:%02d:%02d", seconds / 3600, seconds / 60 % 60, seconds % 60)
+}
+
+func printJSON(_ object: Any) throws {
+    let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
+    print(String(decoding: data, as: UTF8.self))
+}

@@ -1,0 +1,39 @@
+import Foundation
+import GatewayConfig
+import XCTest
+
+final class ConfigurationTests: XCTestCase {
+    func testTheShippedDefaultConfigurationLoads() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let configuration = try GatewayConfiguration.load(path: root.appendingPathComponent("config.json").path, environment: [:])
+        XCTAssertEqual(configuration.gatewayId, "gyrogate-demo")
+        XCTAssertEqual(configuration.bluetooth.transport, .tcp(host: "127.0.0.1", port: 7001))
+        XCTAssertEqual(configuration.capture.chunkSize, 2000)
+        XCTAssertEqual(configuration.firstWeekday, 2)
+        XCTAssertTrue(configuration.dataDirectory.hasPrefix("/"))
+    }
+
+    func testPasswordComesFromAFileOrTheEnvironmentAndIsNeverPrinted() throws {
+        let folder = NSTemporaryDirectory() + "gyrogate-secret-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try "hunter2\n".write(toFile: folder + "/pw", atomically: true, encoding: .utf8)
+        let fromFile = Data(#"{"gatewayId":"g","bluetooth":{"transport":"hci:0"},"mqtt":{"host":"h","username":"u","passwordFile":"pw"}}"#.utf8)
+        let configuration = try GatewayConfiguration.parse(fromFile, baseDirectory: folder)
+        XCTAssertEqual(configuration.mqtt.password?.value, "hunter2")
+        XCTAssertFalse("\(configuration)".contains("hunter2"))
+        XCTAssertFalse(String(reflecting: configuration).contains("hunter2"))
+
+        let fromEnvironment = Data(#"{"gatewayId":"g","bluetooth":{"transport":"hci:0"},"mqtt":{"host":"h","username":"u"}}"#.utf8)
+        let viaEnvironment = try GatewayConfiguration.parse(fromEnvironment, baseDirectory: folder, environment: ["GYROGATE_MQTT_PASSWORD": "s3"])
+        XCTAssertEqual(viaEnvironment.mqtt.password?.value, "s3")
+    }
+
+    func testTransports() {
+        XCTAssertEqual(try TransportSpec.parse("hci:1").get(), .userChannel(adapter: 1))
+        XCTAssertEqual(try TransportSpec.parse("tcp:::1:7001").get(), .tcp(host: "::1", port: 7001))
+        XCTAssertEqual(try TransportSpec.parse("serial:/dev/ttyACM0:1000000").get(), .serial(device: "/dev/ttyACM0", baud: 1_000_000))
+        XCTAssertThrowsError(try TransportSpec.parse("hci:x").get())
+        XCTAssertThrowsError(try TransportSpec.parse("serial:ttyS0:115200").get())
+    }
+}

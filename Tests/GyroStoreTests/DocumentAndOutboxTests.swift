@@ -1,0 +1,80 @@
+import Foundation
+import GyroStore
+import TestSupport
+import XCTest
+
+final class DocumentAndOutboxTests: XCTestCase {
+    func write(_ store: GyroStore, _ path: String, _ body: String, retain: Bool = true) async throws {
+        var changes = StoreChanges()
+        changes.documents = [DocumentWrite(path: try DocumentPath(path), body: Array(body.utf8), retain: retain, device: "d1")]
+        try await store.commit(changes)
+    }
+
+    func testAFreshFileIsMigratedAndDocumentsRoundTrip() async throws {
+        let folder = try TemporaryDirectory()
+        let store = try GyroStore.open(directory: folder.path, logger: testLogger())
+        try await write(store, "records/u1___100", #"{"a":1}"#)
+        let body = try await store.document(try DocumentPath("records/u1___100"))
+        XCTAssertEqual(body.map { String(decoding: $0, as: UTF8.self) }, #"{"a":1}"#)
+        let ids = try await store.documentIds(inCollection: "records")
+        XCTAssertEqual(ids, ["u1___100"])
+        let integrity = try await store.integrityCheck()
+        XCTAssertEqual(integrity, "ok")
+    }
+
+    func testEachWriteAddsAnOutboxRowAndSupersededVersionsAreNotSent() async throws {
+        let store = try GyroStore.inMemory(logger: testLogger())
+        try await write(store, "records/r1", "v1")
+        try await write(store, "records/r2", "other", retain: false)
+        try await write(store, "records/r1", "v2")
+        let pending = try await store.pendingOutbox(after: 0, limit: 10)
+        XCTAssertEqual(pending.map { String(decoding: $0.payload, as: UTF8.self) }, ["other", "v2"], "v1 was superseded by v2")
+        XCTAssertEqual(pending.map(\.retain), [false, true])
+        XCTAssertEqual(pending.map(\.topic), ["records/r2", "records/r1"])
+        XCTAssertTrue(pending[0].seq < pending[1].seq)
+        let stats = try await store.outboxStats()
+        XCTAssertEqual(stats.depth, 2)
+        try await store.acknowledge([pending[0].seq])
+        let after = try await store.pendingOutbox(after: 0, limit: 10)
+        XCTAssertEqual(after.map(\.seq), [pending[1].seq])
+    }
+
+    func testADeletedDocumentIsAZeroByteRetainedPublish() async throws {
+        let store = try GyroStore.inMemory(logger: testLogger())
+        try await write(store, "TitanUpUsers/u/DailySessions/s1", "x")
+        var changes = StoreChanges()
+        changes.deletions = [try DocumentPath("TitanUpUsers/u/DailySessions/s1")]
+        try await store.commit(changes)
+        let pending = try await store.pendingOutbox(after: 0, limit: 10)
+        XCTAssertEqual(pending.count, 1, "the write before the delete is superseded")
+        XCTAssertEqual(pending[0].payload, [])
+        XCTAssertTrue(pending[0].retain)
+        let gone = try await store.document(try DocumentPath("TitanUpUsers/u/DailySessions/s1"))
+        XCTAssertNil(gone)
+    }
+
+    func testRetainedDocumentsCanBeReasserted() async throws {
+        let store = try GyroStore.inMemory(logger: testLogger())
+        try await write(store, "records/a", "1")
+        try await write(store, "realtime_data/c", "2", retain: false)
+        let retained = try await store.retainedDocuments()
+        XCTAssertEqual(retained.map(\.topic), ["records/a"])
+    }
+
+    func testDocumentPathsRejectWildcardsAndOddSegments() {
+        for bad in ["records", "records/a/b", "records/a+b", "records/#", "$SYS/x", "records//x", "a/../b/c", ""] {
+            XCTAssertThrowsError(try DocumentPath(bad), bad)
+        }
+        XCTAssertEqual(try DocumentPath("TitanUpUsers/u/DailySessions/s").collection, "TitanUpUsers/u/DailySessions")
+        XCTAssertTrue(DocumentPath.isCollectionPath("TitanUpUsers/u/DailySessions"))
+        XCTAssertFalse(DocumentPath.isCollectionPath("records/x"))
+    }
+
+    func testSampleBlobsRoundTrip() {
+        let samples = (0..<5).map { StoredSample(timestampMs: 1e12 + Double($0) * 2.5, x: Float($0), y: -1.25, z: .pi) }
+        var decoded: [StoredSample] = []
+        XCTAssertTrue(SampleBlob.decode(SampleBlob.encode(samples[...]), into: &decoded))
+        XCTAssertEqual(decoded, samples)
+        XCTAssertFalse(SampleBlob.decode([1, 2, 3], into: &decoded))
+    }
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Sets up and runs gyrogate's whole test suite on a fresh Debian machine:
+# installs the system packages, builds everything (tests, test tools), and runs the tests.
+# Usage: bash Tests/run-tests.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(libsqlite3-dev libbluetooth-dev libmosquitto-dev mosquitto mosquitto-clients)
+missing=()
+for package in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "== installing ${missing[*]}"
+    as_root=""
+    [ "$(id -u)" = 0 ] || as_root="sudo"
+    $as_root apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $as_root apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+echo "== building (debug, with tests)"
+set +e
+swift build --build-tests 2>&1 | grep -vE '^\[[0-9]+/[0-9]+\]'
+build=${PIPESTATUS[0]}
+[ "$build" = 0 ] || { echo "build failed ($build)"; exit "$build"; }
+
+echo "== running tests"
+# XCTest only: the suite has no Swift Testing tests, and their empty summary would be the last line.
+swift test --skip-build --disable-swift-testing 2>&1 | grep -vE "^Test Case '.*' (started|passed)"
+exit "${PIPESTATUS[0]}"
