@@ -53,7 +53,7 @@ let package = Package(
         // `swift run -c release store-bench`
         .executableTarget(
             name: "store-bench",
-            dependencies: ["Capture", "GyroStore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["Capture", "GyroStore", .product(name: "Logging", package: "swift-log"), .product(name: "GRDBSQLite", package: "GRDB.swift")],
             path: "Tests/Benchmarks/StoreBench"
         ),
         .target(name: "TestSupport", dependencies: [.product(name: "Logging", package: "swift-log")], path: "Tests/Support"),

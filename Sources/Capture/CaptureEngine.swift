@@ -62,7 +62,7 @@ public actor CaptureEngine {
             try await stopSession(device: sensor.device, reason: "maximum duration")
             try await startSession(sensor: sensor, atMs: first.timestampMs)
             for (carriedStream, (index, streamOdr, streamRange)) in carried {
-                let state = newStream(carriedStream, index, sensor.device, streamOdr, streamRange)
+                let state = newStream(carriedStream, index, open[sensor.device]!.record, streamOdr, streamRange)
                 open[sensor.device]?.streams[carriedStream] = state
             }
         }
@@ -78,12 +78,14 @@ public actor CaptureEngine {
     /// Copies samples into the open chunk of `stream`, closing chunks as they fill.
     /// Returns whether a chunk was closed.
     private func accept(device: String, stream: SensorStream, odrHz: Double, range: Double, firstIndex: Int64, samples: [StoredSample]) -> Bool {
-        guard var session = open[device] else { return false }
-        var state = session.streams[stream] ?? newStream(stream, firstIndex, device, odrHz, range)
+        // Take the session and stream out of their dictionaries while mutating them, so the
+        // chunk's sample array is not copied on write.
+        guard var session = open.removeValue(forKey: device) else { return false }
+        var state = session.streams.removeValue(forKey: stream) ?? newStream(stream, firstIndex, session.record, odrHz, range)
         var closed = false
         if state.chunk.odrHz != odrHz || state.chunk.range != range {
             if !state.samples.isEmpty { closeChunk(&state, session: &session); closed = true }
-            state = newStream(stream, max(firstIndex, state.nextIndex), device, odrHz, range, seq: state.chunk.seq + (closed ? 1 : 0))
+            state = newStream(stream, max(firstIndex, state.nextIndex), session.record, odrHz, range, seq: state.chunk.seq + (closed ? 1 : 0))
         }
         var start = 0
         if firstIndex < state.nextIndex {
@@ -91,6 +93,7 @@ public actor CaptureEngine {
             counters.duplicateSamples += Int64(start)
         }
         guard start < samples.count else {
+            session.streams[stream] = state
             open[device] = session
             return closed
         }
@@ -112,7 +115,7 @@ public actor CaptureEngine {
                 closeChunk(&state, session: &session)
                 closed = true
                 let next = index + Int64(position - start)
-                state = newStream(stream, next, device, odrHz, range, seq: state.chunk.seq + 1)
+                state = newStream(stream, next, session.record, odrHz, range, seq: state.chunk.seq + 1)
             }
         }
         let added = Int64(samples.count - start)
@@ -136,10 +139,9 @@ public actor CaptureEngine {
                         fromMs: fromMs, toMs: atMs - period, missing: missing, reason: "notReceived")
     }
 
-    func newStream(_ stream: SensorStream, _ firstIndex: Int64, _ device: String, _ odrHz: Double, _ range: Double, seq: Int? = nil) -> StreamState {
-        let session = open[device]!
-        let ids = stream == .gyro ? session.record.chunkIds : session.record.accelChunkIds
-        let chunk = ChunkRecord(id: UUID().uuidString.lowercased(), sessionId: session.record.id, stream: stream.rawValue,
+    func newStream(_ stream: SensorStream, _ firstIndex: Int64, _ session: SessionRecord, _ odrHz: Double, _ range: Double, seq: Int? = nil) -> StreamState {
+        let ids = stream == .gyro ? session.chunkIds : session.accelChunkIds
+        let chunk = ChunkRecord(id: UUID().uuidString.lowercased(), sessionId: session.id, stream: stream.rawValue,
                                 seq: seq ?? ids.count, odrHz: odrHz, range: range, firstIndex: firstIndex)
         return StreamState(chunk: chunk, capacity: rules.chunkSize)
     }

@@ -26,9 +26,20 @@ struct JSONWriter {
     mutating func integer(_ value: Int64) { separator(); appendInteger(value) }
     mutating func integer(_ value: Int) { integer(Int64(value)) }
 
+    /// Appends bytes that are already valid JSON (a precomputed `"key":` or punctuation),
+    /// for the hot loop of chunk documents.
+    mutating func raw(_ fragment: [UInt8]) { bytes.append(contentsOf: fragment) }
+
+    /// A number with no separator handling, after a `raw` key.
+    mutating func rawNumber(_ value: Double, decimals: Int) { appendNumber(value, decimals: decimals) }
+
     /// A number with at most `decimals` decimal places; non-finite values become `null`.
     mutating func number(_ value: Double, decimals: Int) {
         separator()
+        appendNumber(value, decimals: decimals)
+    }
+
+    private mutating func appendNumber(_ value: Double, decimals: Int) {
         guard value.isFinite, abs(value) < 9e15 / Self.powers[decimals] else {
             if value.isFinite { writeString(String(value)); return }
             bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])

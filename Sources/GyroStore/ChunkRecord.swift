@@ -41,4 +41,36 @@ public struct ChunkRecord: Codable, Sendable, Equatable {
 
 extension ChunkRecord: FetchableRecord, PersistableRecord {
     public static let databaseTableName = "chunk"
+
+    public init(row: Row) throws {
+        id = row["id"]
+        sessionId = row["sessionId"]
+        stream = row["stream"]
+        seq = row["seq"]
+        odrHz = row["odrHz"]
+        range = row["range"]
+        firstIndex = row["firstIndex"]
+        count = row["count"]
+        startMs = row["startMs"]
+        endMs = row["endMs"]
+        gaps = try JSONColumn.decode([GapRange].self, row["gaps"])
+        isOpen = row["isOpen"]
+        pruned = row["pruned"]
+    }
+
+    public func encode(to container: inout PersistenceContainer) throws {
+        container["id"] = id
+        container["sessionId"] = sessionId
+        container["stream"] = stream
+        container["seq"] = seq
+        container["odrHz"] = odrHz
+        container["range"] = range
+        container["firstIndex"] = firstIndex
+        container["count"] = count
+        container["startMs"] = startMs
+        container["endMs"] = endMs
+        container["gaps"] = gaps.isEmpty ? "[]" : try JSONColumn.encode(gaps)
+        container["isOpen"] = isOpen
+        container["pruned"] = pruned
+    }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 
 /// A capture session: one sensor, one user, from start to end. Its id is the `records`
@@ -44,6 +45,59 @@ public struct SessionRecord: Codable, Sendable, Equatable {
     public var durationMs: Double { max(0, (endMs ?? lastSampleMs ?? startMs) - startMs) }
 }
 
+/// Rows are written column by column: a session's chunk list grows to thousands of ids and is
+/// rewritten at every commit, so it is stored as comma-separated ids instead of going through
+/// a generic JSON encoder.
 extension SessionRecord: FetchableRecord, PersistableRecord {
     public static let databaseTableName = "session"
+
+    public init(row: Row) throws {
+        id = row["id"]
+        userId = row["userId"]
+        device = row["device"]
+        startMs = row["startMs"]
+        endMs = row["endMs"]
+        lastSampleMs = row["lastSampleMs"]
+        samples = row["samples"]
+        expected = row["expected"]
+        hazards = try JSONColumn.decode([String: Int].self, row["hazards"])
+        chunkIds = Self.ids(row["chunkIds"])
+        accelChunkIds = Self.ids(row["accelChunkIds"])
+        gaps = try JSONColumn.decode([GapRange].self, row["gaps"])
+        isOpen = row["isOpen"]
+        localDate = row["localDate"]
+    }
+
+    public func encode(to container: inout PersistenceContainer) throws {
+        container["id"] = id
+        container["userId"] = userId
+        container["device"] = device
+        container["startMs"] = startMs
+        container["endMs"] = endMs
+        container["lastSampleMs"] = lastSampleMs
+        container["samples"] = samples
+        container["expected"] = expected
+        container["hazards"] = hazards.isEmpty ? "{}" : try JSONColumn.encode(hazards)
+        container["chunkIds"] = chunkIds.joined(separator: ",")
+        container["accelChunkIds"] = accelChunkIds.joined(separator: ",")
+        container["gaps"] = gaps.isEmpty ? "[]" : try JSONColumn.encode(gaps)
+        container["isOpen"] = isOpen
+        container["localDate"] = localDate
+    }
+
+    static func ids(_ text: String?) -> [String] {
+        guard let text, !text.isEmpty else { return [] }
+        return text.split(separator: ",").map(String.init)
+    }
+}
+
+/// Small JSON columns (hazards, gaps).
+enum JSONColumn {
+    static func encode(_ value: some Encodable) throws -> String {
+        String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, _ text: String?) throws -> T {
+        try JSONDecoder().decode(type, from: Data((text ?? "null").utf8))
+    }
 }
