@@ -19,6 +19,8 @@ let package = Package(
     ],
     targets: [
         .target(name: "GatewayConfig", swiftSettings: strict),
+        // MetaWear protocol as values: commands, packets, module discovery, sample clock.
+        .target(name: "MetaWear", swiftSettings: strict),
         .target(
             name: "GyroStore",
             dependencies: [.product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")],
@@ -56,7 +58,10 @@ let package = Package(
             dependencies: ["Capture", "GyroStore", .product(name: "Logging", package: "swift-log"), .product(name: "GRDBSQLite", package: "GRDB.swift")],
             path: "Tests/Benchmarks/StoreBench"
         ),
+        // `swift run -c release metawear-bench`
+        .executableTarget(name: "metawear-bench", dependencies: ["MetaWear"], path: "Tests/Benchmarks/MetaWearBench"),
         .target(name: "TestSupport", dependencies: [.product(name: "Logging", package: "swift-log")], path: "Tests/Support"),
+        .testTarget(name: "MetaWearTests", dependencies: ["MetaWear"]),
         .testTarget(name: "GatewayConfigTests", dependencies: ["GatewayConfig"]),
         .testTarget(name: "GyroStoreTests", dependencies: ["GyroStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "GyroStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),

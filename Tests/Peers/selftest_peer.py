@@ -1,0 +1,571 @@
+#!/usr/bin/env python3
+"""Self-test of metawear_peer.py, using bumble itself as the HCI host over TCP.
+
+Run:  .venv/bin/python Tests/Peers/selftest_peer.py [--sensors 2] [--verbose]
+Exit status 0 when every check passes. The peer runs as a subprocess and is
+always stopped (control "stop", then SIGTERM, then SIGKILL) before exiting.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import math
+import os
+import signal
+import struct
+import sys
+import time
+
+from bumble import hci
+from bumble.core import UUID, PhysicalTransport
+from bumble.device import Device, Peer
+from bumble.transport import open_transport
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SERVICE = UUID("326a9000-85cb-9195-d9dd-464cfbbae75a")
+CMD = UUID("326a9001-85cb-9195-d9dd-464cfbbae75a")
+NOTIFY = UUID("326a9006-85cb-9195-d9dd-464cfbbae75a")
+
+results: list[tuple[bool, str]] = []
+
+
+def check(ok: bool, what: str) -> bool:
+    results.append((bool(ok), what))
+    print(f"{'PASS' if ok else 'FAIL'}  {what}", flush=True)
+    return bool(ok)
+
+
+PEER_PID = 0
+
+
+def peer_cpu_seconds() -> float:
+    """utime+stime of the peer process (Linux /proc), 0 if unavailable."""
+    try:
+        with open(f"/proc/{PEER_PID}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def int16(v: int) -> int:
+    return ((v + 32768) % 65536) - 32768
+
+
+def expected_gyro(n: int, odr: float) -> tuple[int, int, int]:
+    return int16(n), round(10000 * math.sin(2 * math.pi * n / odr)), int16(-n)
+
+
+class Control:
+    def __init__(self, port: int):
+        self.port = port
+
+    async def open(self):
+        self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
+
+    async def __call__(self, **request) -> dict:
+        self.writer.write((json.dumps(request) + "\n").encode())
+        await self.writer.drain()
+        return json.loads(await asyncio.wait_for(self.reader.readline(), 15))
+
+    def close(self):
+        self.writer.close()
+
+
+class Board:
+    """Central-side view of one emulated MetaWear."""
+
+    def __init__(self, connection):
+        self.connection = connection
+        self.peer = Peer(connection)
+        self.queue: asyncio.Queue[bytes] = asyncio.Queue()
+        self.disconnected = asyncio.get_running_loop().create_future()
+        connection.on("disconnection", self._on_disc)
+
+    def _on_disc(self, reason):
+        if not self.disconnected.done():
+            self.disconnected.set_result(reason)
+
+    async def setup(self):
+        await self.peer.discover_services([SERVICE])
+        services = self.peer.get_services_by_uuid(SERVICE)
+        check(len(services) == 1, "MetaWear service discovered")
+        await services[0].discover_characteristics()
+        self.cmd = services[0].get_characteristics_by_uuid(CMD)[0]
+        self.notify = services[0].get_characteristics_by_uuid(NOTIFY)[0]
+        await self.peer.subscribe(self.notify, lambda value: self.queue.put_nowait(bytes(value)))
+
+    async def write(self, hexstr: str):
+        await self.peer.write_value(self.cmd, bytes.fromhex(hexstr), with_response=False)
+
+    async def ask(self, hexstr: str, header: bytes | None = None, timeout=2.0) -> bytes:
+        await self.write(hexstr)
+        want = header or bytes.fromhex(hexstr)[:2]
+        while True:
+            value = await asyncio.wait_for(self.queue.get(), timeout)
+            if value[:len(want)] == want:
+                return value
+
+    def drain(self) -> list[bytes]:
+        items = []
+        while not self.queue.empty():
+            items.append(self.queue.get_nowait())
+        return items
+
+
+async def collect(board: Board, seconds: float) -> list[bytes]:
+    items = []
+    end = time.monotonic() + seconds
+    while (left := end - time.monotonic()) > 0:
+        try:
+            items.append(await asyncio.wait_for(board.queue.get(), left))
+        except asyncio.TimeoutError:
+            break
+    return items
+
+
+async def make_host(hci_port: int, name: str):
+    transport = await open_transport(f"tcp-client:127.0.0.1:{hci_port}")
+    device = Device.with_hci(name, hci.Address("F0:F0:F0:F0:F0:F0"), transport.source,
+                             transport.sink)
+    await device.power_on()
+    return transport, device
+
+
+async def scan(device: Device, count: int, seconds=3.0) -> dict:
+    found = {}
+    done = asyncio.Event()
+
+    def on_adv(adv):
+        data = adv.data
+        uuids = data.get(data.COMPLETE_LIST_OF_128_BIT_SERVICE_CLASS_UUIDS) or []
+        if SERVICE in uuids:
+            found[str(adv.address)] = (adv.address, data.get(data.COMPLETE_LOCAL_NAME))
+            if len(found) >= count:
+                done.set()
+
+    device.on("advertisement", on_adv)
+    await device.start_scanning(filter_duplicates=False)
+    try:
+        await asyncio.wait_for(done.wait(), seconds)
+    except asyncio.TimeoutError:
+        pass
+    await device.stop_scanning()
+    device.remove_listener("advertisement", on_adv)
+    return found
+
+
+def parse_gyro_unpacked(values, reg=0x05):
+    return [struct.unpack("<hhh", v[2:8]) for v in values if v[0] == 0x13 and v[1] == reg]
+
+
+def parse_gyro_packed(values, reg):
+    out = []
+    for v in values:
+        if v[0] == 0x13 and v[1] == reg and len(v) == 20:
+            for i in range(3):
+                out.append(struct.unpack_from("<hhh", v, 2 + 6 * i))
+    return out
+
+
+def contiguous(samples, odr, start=None) -> tuple[bool, int, int]:
+    """Samples carry n in x; check waveform and contiguity. Returns (ok, first, gaps)."""
+    if not samples:
+        return False, -1, 0
+    gaps = 0
+    ok = True
+    first = samples[0][0]
+    prev = None
+    for s in samples:
+        n = s[0]
+        if s != expected_gyro(n, odr):
+            ok = False
+        if prev is not None and n != prev + 1:
+            gaps += 1
+        prev = n
+    if start is not None and first != start:
+        ok = False
+    return ok, first, gaps
+
+
+async def phase_main(hci_port: int, ctl: Control, sensors: int) -> None:
+    transport, device = await make_host(hci_port, "selftest-host")
+    try:
+        found = await scan(device, sensors)
+        check(len(found) == sensors, f"scan found {len(found)}/{sensors} sensors: {sorted(found)}")
+        check(all(name == "MetaWear" for _, name in found.values()), "advertised name MetaWear")
+        addresses = sorted(found.values(), key=lambda item: str(item[0]))
+
+        # sensor 1 (if any) becomes a MetaMotion S before connecting
+        if sensors > 1:
+            r = await ctl(cmd="set_model", sensor=1, model="MMS")
+            check(r.get("ok") and r["model"] == "MMS", "set_model MMS on sensor 1")
+
+        boards = []
+        for i, (address, _) in enumerate(addresses):
+            own = hci.OwnAddressType.PUBLIC if i == 0 else hci.OwnAddressType.RANDOM
+            t0 = time.monotonic()
+            conn = await device.connect(address, transport=PhysicalTransport.LE,
+                                        own_address_type=own, timeout=5)
+            check(True, f"connected to {address} with own address "
+                        f"{'public' if own == hci.OwnAddressType.PUBLIC else 'random'} "
+                        f"in {1000 * (time.monotonic() - t0):.0f} ms")
+            board = Board(conn)
+            await board.setup()
+            boards.append(board)
+
+        b0 = boards[0]
+        # DIS
+        for uuid, want in (("2A26", b"1.7.3"), ("2A24", b"5"), ("2A29", b"MbientLab Inc")):
+            chars = await b0.peer.read_characteristics_by_uuid(UUID(uuid))
+            check(chars and bytes(chars[0]) == want, f"DIS {uuid} = {want!r} (got {chars})")
+
+        # module discovery (MMR)
+        answers = {}
+        for mod in ("01", "02", "03", "04", "0b", "11", "13", "14", "16", "19", "fe"):
+            answers[mod] = (await b0.ask(mod + "80")).hex()
+        check(answers["13"] == "13800001", f"gyro module info BMI160 {answers['13']}")
+        check(answers["03"] == "03800101", f"acc module info {answers['03']}")
+        check(answers["0b"] == "0b80000208802b0000", f"logging module info {answers['0b']}")
+        check(answers["16"] == "1680" and answers["19"] == "1980", "absent modules answer [id,80]")
+        check(answers["14"] == "14800000", "ambient light present (MetaMotion R)")
+        tick = await b0.ask("0b84")
+        check(len(tick) == 7, f"logging time 0b 84 -> {tick.hex()}")
+        battery = await b0.ask("118c")
+        check(battery.hex() == "118c633410", f"battery 11 8c -> {battery.hex()}")
+        await b0.write("13032800")
+        conf = await b0.ask("1383")
+        check(conf.hex() == "13832800", f"gyro config read back {conf.hex()}")
+
+        # stream 100 Hz unpacked, ~1 s
+        b0.drain()
+        for cmd in ("130501", "13020100", "130101"):
+            await b0.write(cmd)
+        values = await collect(b0, 1.0)
+        samples = parse_gyro_unpacked(values)
+        ok, first, gaps = contiguous(samples, 100.0, start=0)
+        check(85 <= len(samples) <= 115, f"~100 samples in 1 s at 100 Hz: {len(samples)}")
+        check(ok and gaps == 0, f"waveform/counter correct from n=0, gaps={gaps}")
+        last_n = samples[-1][0] if samples else -1
+
+        # drop_samples -> gap of exactly 5
+        r = await ctl(cmd="drop_samples", sensor=0, count=5)
+        values = await collect(b0, 0.3)
+        samples = parse_gyro_unpacked(values)
+        ns = [last_n] + [s[0] for s in samples]
+        jumps = [b - a for a, b in zip(ns, ns[1:]) if b - a != 1]
+        check(r.get("ok") and jumps == [6], f"drop_samples 5 -> one jump of 6 (got {jumps}, {r}, {ns[:3]}..{ns[-3:]})")
+
+        # silent 0.3 s
+        r = await ctl(cmd="silent", sensor=0, seconds=0.3)
+        await asyncio.sleep(0.05)
+        b0.drain()
+        values = await collect(b0, 0.2)
+        check(len(values) == 0, f"silent: no notifications ({len(values)})")
+        values = await collect(b0, 0.4)
+        check(len(values) > 10, f"notifications resume after silence ({len(values)})")
+
+        # stop streaming
+        for cmd in ("130100", "13020001", "130500"):
+            await b0.write(cmd)
+        await asyncio.sleep(0.1)
+        b0.drain()
+        values = await collect(b0, 0.2)
+        check(len(values) == 0, "streaming stopped")
+
+        # accelerometer (BMI160): 100 Hz, cos waveform on y
+        await b0.write("03032803")
+        b0.drain()
+        for cmd in ("030401", "03020100", "030101"):
+            await b0.write(cmd)
+        values = await collect(b0, 0.5)
+        for cmd in ("030100", "03020001", "030400"):
+            await b0.write(cmd)
+        acc = [struct.unpack("<hhh", v[2:8]) for v in values if v[:2] == b"\x03\x04"]
+        acc_ok = bool(acc) and all(
+            s == (int16(s[0]), round(10000 * math.cos(2 * math.pi * s[0] / 100)), int16(-s[0]))
+            for s in acc) and [s[0] for s in acc] == list(range(len(acc)))
+        check(35 <= len(acc) <= 60 and acc_ok, f"accelerometer 100 Hz stream ok ({len(acc)} samples)")
+        await asyncio.sleep(0.1)
+        b0.drain()
+
+        # button
+        await b0.write("010101")
+        await asyncio.sleep(0.05)
+        r = await ctl(cmd="press_button", sensor=0, hold_ms=50)
+        values = await collect(b0, 0.3)
+        check([v.hex() for v in values] == ["010101", "010100"], f"button press/release {[v.hex() for v in values]}")
+
+        # connection parameter update: control and board command 11 09
+        r = await ctl(cmd="conn_param_update", sensor=0, min=6, max=6, latency=0, timeout=600)
+        check(r.get("ok") and r["request"]["result"] == "accepted", f"conn_param_update accepted: {r}")
+        await b0.write("110906000600000058020000")
+        await asyncio.sleep(0.3)
+        st = await ctl(cmd="status")
+        reqs = st["sensors"][0]["conn_param_requests"]
+        check(reqs and reqs[-1]["source"] == "board 11 09" and reqs[-1]["result"] == "accepted",
+              f"11 09 triggered an accepted L2CAP update: {reqs[-1] if reqs else None}")
+
+        # fastest setting: 3200 Hz unpacked, measure rate
+        b0.drain()
+        await b0.write("13032d00")
+        for cmd in ("130501", "13020100", "130101"):
+            await b0.write(cmd)
+        await asyncio.sleep(0.3)
+        b0.drain()
+        t = time.monotonic()
+        cpu0 = peer_cpu_seconds()
+        values = await collect(b0, 2.0)
+        rate = len(values) / (time.monotonic() - t)
+        cpu = (peer_cpu_seconds() - cpu0) / (time.monotonic() - t)
+        print(f"INFO  peer CPU while streaming 3200 Hz unpacked: {100 * cpu:.0f} % of one core", flush=True)
+        samples = parse_gyro_unpacked(values)
+        ok, first, gaps = contiguous(samples, 3200.0)
+        check(rate > 2900 and gaps == 0 and ok,
+              f"3200 Hz unpacked: {rate:.0f} notifications/s, gaps={gaps}, waveform ok={ok}")
+        for cmd in ("130100", "13020001", "130500"):
+            await b0.write(cmd)
+        results_rate = {"unpacked_3200": rate}
+
+        if len(boards) > 1:
+            b1 = boards[1]
+            info = (await b1.ask("1380")).hex()
+            check(info == "13800100", f"MMS gyro module info BMI270 {info}")
+            model = await b1.peer.read_characteristics_by_uuid(UUID("2A24"))
+            check(model and bytes(model[0]) == b"8", f"MMS model number {model}")
+            # packed BMI270 at 3200 Hz
+            await b1.write("13032d00")
+            b1.drain()
+            for cmd in ("130501", "13020100", "130101"):
+                await b1.write(cmd)
+            await asyncio.sleep(0.3)
+            b1.drain()
+            t = time.monotonic()
+            values = await collect(b1, 2.0)
+            prate = len(values) / (time.monotonic() - t)
+            samples = parse_gyro_packed(values, 0x05)
+            ok, first, gaps = contiguous(samples, 3200.0)
+            check(prate > 1000 and gaps == 0 and ok,
+                  f"3200 Hz packed (BMI270 reg 05): {prate:.0f} notifications/s "
+                  f"= {3 * prate:.0f} samples/s, gaps={gaps}")
+            for cmd in ("130100", "13020001", "130500"):
+                await b1.write(cmd)
+            results_rate["packed_3200"] = prate
+
+        # drop_link from the peripheral: the central sees reason 0x13
+        r = await ctl(cmd="drop_link", sensor=0)
+        reason = await asyncio.wait_for(b0.disconnected, 3)
+        check(reason == 0x13, f"drop_link observed, reason 0x{int(reason):02x}")
+        st = await ctl(cmd="status")
+        s0 = st["sensors"][0]
+        check(not s0["connected"], "status shows sensor 0 disconnected")
+        check(s0["commands_received"] > 10 and "130501" in s0["commands"],
+              f"commands recorded ({s0['commands_received']})")
+        # it re-advertises and the board state survives
+        found = await scan(device, 1)
+        check(str(addresses[0][0]) in found, f"sensor 0 advertises again after drop_link {sorted(found)}")
+        print(f"RATE {json.dumps(results_rate)}", flush=True)
+
+        for board in boards[1:]:
+            await board.connection.disconnect()
+    finally:
+        await transport.close()
+
+
+async def read_event(reader, timeout=2.0) -> bytes:
+    head = await asyncio.wait_for(reader.readexactly(3), timeout)
+    if head[0] != 0x04:
+        raise ValueError(f"expected an event, got {head.hex()}")
+    return head + await asyncio.wait_for(reader.readexactly(head[2]), timeout)
+
+
+async def phase_raw(hci_port: int, scan_reports: str) -> None:
+    """Raw H4 over a socket, no bumble: framing, unknown commands, one client only."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", hci_port)
+    try:
+        writer.write(bytes.fromhex("01030c"))          # Reset, split across writes
+        await writer.drain()
+        await asyncio.sleep(0.05)
+        writer.write(bytes.fromhex("00"))
+        ev = await read_event(reader)
+        check(ev.hex() == "040e0401030c00", f"raw Reset (split H4 packet) -> {ev.hex()}")
+        writer.write(bytes.fromhex("0101fc00" "0102200" "0"))   # vendor cmd + LE Read Buffer Size
+        ev1, ev2 = await read_event(reader), await read_event(reader)
+        check(ev1.hex() == "040f04010101fc", f"unknown opcode -> Command Status 0x01 ({ev1.hex()})")
+        check(ev2.hex() == "040e07010220001b0040" , f"LE Read Buffer Size -> {ev2.hex()}")
+        writer.write(bytes.fromhex("011d04024000"))   # Read Remote Version, bad handle
+        ev = await read_event(reader)
+        check(ev.hex() == "040f04020" "11d04", f"Read Remote Version on unknown handle -> {ev.hex()}")
+        # legacy scan with duplicate filtering: one LE Advertising Report per sensor
+        writer.write(bytes.fromhex("010b2007" "00" "1000" "1000" "00" "00"))
+        ev = await read_event(reader)
+        check(ev.hex() == "040e04010b2000", f"LE Set Scan Parameters -> {ev.hex()}")
+        writer.write(bytes.fromhex("010c2002" "0101"))
+        ev = await read_event(reader)
+        check(ev.hex() == "040e04010c2000", f"LE Set Scan Enable -> {ev.hex()}")
+        reports, subevents = {}, set()
+        end = time.monotonic() + 0.6
+        while (left := end - time.monotonic()) > 0:
+            try:
+                ev = await read_event(reader, left)
+            except asyncio.TimeoutError:
+                break
+            if ev[1] == 0x3E:
+                subevents.add(ev[3])
+                if ev[3] == 0x02:
+                    address = ev[7:13][::-1].hex(":")
+                    reports[address] = reports.get(address, 0) + 1
+                    event_type = ev[5]
+        writer.write(bytes.fromhex("010c2002" "0000"))
+        if scan_reports == "spec":
+            check(subevents == {0x02} and event_type == 0x00 and len(reports) >= 1
+                  and set(reports.values()) == {1},
+                  f"legacy scan: only legacy ADV_IND reports, no duplicates ({reports})")
+        while True:  # skip to the scan-disable Command Complete
+            ev = await read_event(reader)
+            if ev[1] == 0x0E:
+                break
+        r2, w2 = await asyncio.open_connection("127.0.0.1", hci_port)
+        data = await asyncio.wait_for(r2.read(10), 2)
+        check(data == b"", "second HCI client is refused while one is connected")
+        w2.close()
+    finally:
+        writer.close()
+    await asyncio.sleep(0.1)
+
+
+async def phase_acl(hci_port: int, ctl: Control) -> None:
+    r = await ctl(cmd="acl_buffer", size=27, credits=2, completion_delay_ms=20)
+    check(r.get("ok"), f"acl_buffer 27/2/20ms: {r}")
+    await ctl(cmd="set_dis", sensor=0, field="manufacturer",
+              value="MbientLab Inc - a deliberately long manufacturer string for blob reads")
+    transport, device = await make_host(hci_port, "selftest-host2")
+    try:
+        queue = device.host.le_acl_packet_queue
+        check(queue.max_packet_size == 27 and queue.max_in_flight == 2,
+              f"host read LE buffer 27 x 2 (got {queue.max_packet_size} x {queue.max_in_flight})")
+        found = await scan(device, 1)
+        address = next(iter(found.values()))[0]
+        conn = await device.connect(address, transport=PhysicalTransport.LE,
+                                    own_address_type=hci.OwnAddressType.RANDOM, timeout=5)
+        board = Board(conn)
+        t0 = time.monotonic()
+        await board.setup()
+        check(True, f"GATT discovery with 27/2/20 ms took {1000 * (time.monotonic() - t0):.0f} ms")
+        long_value = b"MbientLab Inc - a deliberately long manufacturer string for blob reads"
+        services = await board.peer.discover_services([UUID("180A")])
+        await services[0].discover_characteristics()
+        manuf = services[0].get_characteristics_by_uuid(UUID("2A29"))[0]
+        value = await manuf.read_value()
+        check(bytes(value) == long_value, f"long read (MTU 23, read blob) ok: {len(value)} bytes")
+        mtu = await board.peer.request_mtu(185)
+        before = (await ctl(cmd="status"))["controller"]["acl_to_host"]
+        value = await manuf.read_value()
+        after = (await ctl(cmd="status"))["controller"]["acl_to_host"]
+        check(bytes(value) == long_value and after - before >= 3,
+              f"MTU {mtu}: read of {len(value)} bytes arrived in {after - before} ACL fragments")
+        # module discovery through the slow path still works
+        info = (await board.ask("1380")).hex()
+        check(info == "13800001", "module discovery with 2 credits and 20 ms completion delay")
+        st = (await ctl(cmd="status"))["controller"]
+        check(st["overruns"] == 0 and st["max_outstanding_seen"] <= 2,
+              f"well-behaved host: overruns={st['overruns']}, max outstanding={st['max_outstanding_seen']}")
+        # misbehave on purpose: let bumble's host ignore the credits
+        queue.max_in_flight = 8
+        for _ in range(6):
+            await board.write("0280")
+        await asyncio.sleep(0.2)
+        st = await ctl(cmd="status")
+        check(st["controller"]["overruns"] > 0 and st["sensors"][0]["buffer_overruns"] > 0,
+              f"credit overrun detected: {st['controller']['overruns']} "
+              f"({st['controller']['overrun_records'][:1]})")
+        queue.max_in_flight = 2
+        # slow discovery
+        await ctl(cmd="slow_discovery", sensor=0, delay_ms=300)
+        t0 = time.monotonic()
+        info = (await board.ask("0380")).hex()
+        dt = time.monotonic() - t0
+        check(0.28 <= dt < 1.0 and info == "03800101", f"slow_discovery 300 ms -> answered in {dt * 1000:.0f} ms")
+        await ctl(cmd="slow_discovery", sensor=0, delay_ms=0)
+        # restart keeps streaming config: after reconnect the board streams at once
+        await board.write("13032800")
+        for cmd in ("130501", "13020100", "130101"):
+            await board.write(cmd)
+        await asyncio.sleep(0.2)
+        r = await ctl(cmd="restart", sensor=0)
+        reason = await asyncio.wait_for(board.disconnected, 3)
+        check(reason == 0x08 and r["reset_uid"] == 1, f"restart: link lost (0x{int(reason):02x}), reset_uid {r['reset_uid']}")
+        conn = await device.connect(address, transport=PhysicalTransport.LE,
+                                    own_address_type=hci.OwnAddressType.RANDOM, timeout=5)
+        board = Board(conn)
+        await board.setup()
+        values = await collect(board, 0.5)
+        samples = parse_gyro_unpacked(values)
+        check(len(samples) > 20, f"stale streaming continues after restart+reconnect ({len(samples)} samples, n from {samples[0][0] if samples else None})")
+        for cmd in ("130100", "13020001", "130500"):
+            await board.write(cmd)
+        tick = await board.ask("0b84")
+        check(tick[6] == 1, f"0b 84 reports reset_uid 1 ({tick.hex()})")
+    finally:
+        await transport.close()
+    await asyncio.sleep(0.2)
+    st = await ctl(cmd="status")
+    check(not st["controller"]["hci_client_connected"] and not st["sensors"][0]["connected"],
+          "closing the HCI socket drops the links (quirk 5 handled)")
+
+
+async def main_async(args) -> int:
+    cmd = [sys.executable, os.path.join(HERE, "metawear_peer.py"), "--exit-with-parent", "--sensors", str(args.sensors),
+           "--adv-address", args.adv_address, "--scan-reports", args.scan_reports]
+    proc = await asyncio.create_subprocess_exec(*cmd, stdout=asyncio.subprocess.PIPE)
+    global PEER_PID
+    PEER_PID = proc.pid
+    try:
+        line = (await asyncio.wait_for(proc.stdout.readline(), 15)).decode().strip()
+        check(line.startswith("READY hci="), f"peer ready: {line}")
+        fields = dict(part.split("=") for part in line.split()[1:])
+        hci_port, control_port = int(fields["hci"]), int(fields["control"])
+        ctl = Control(control_port)
+        await ctl.open()
+        bad = await ctl(cmd="nonsense")
+        check(bad == {"ok": False, "error": "ValueError: no sensor 0" } or bad.get("ok") is False,
+              f"unknown command rejected: {bad}")
+        await asyncio.wait_for(phase_main(hci_port, ctl, args.sensors), 60)
+        await asyncio.wait_for(phase_raw(hci_port, args.scan_reports), 20)
+        await asyncio.wait_for(phase_acl(hci_port, ctl), 60)
+        r = await ctl(cmd="stop")
+        check(r.get("ok"), "stop acknowledged")
+        ctl.close()
+        rc = await asyncio.wait_for(proc.wait(), 10)
+        check(rc == 0, f"peer exited cleanly (rc={rc})")
+    except Exception as error:
+        check(False, f"exception: {type(error).__name__}: {error}")
+    finally:
+        if proc.returncode is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                await asyncio.wait_for(proc.wait(), 5)
+            except asyncio.TimeoutError:
+                proc.kill()
+                await proc.wait()
+    failed = [what for ok, what in results if not ok]
+    print(f"{len(results) - len(failed)}/{len(results)} checks passed", flush=True)
+    return 1 if failed else 0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sensors", type=int, default=2)
+    parser.add_argument("--adv-address", choices=["public", "random"], default="public")
+    parser.add_argument("--scan-reports", choices=["spec", "bumble"], default="spec")
+    parser.add_argument("--verbose", action="store_true")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
+    sys.exit(asyncio.run(main_async(args)))
+
+
+if __name__ == "__main__":
+    main()
