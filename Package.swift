@@ -31,10 +31,21 @@ let package = Package(
             dependencies: ["GyroStore", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
+        // libmosquitto (apt: libmosquitto-dev), the MQTT client library.
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        .target(
+            name: "MQTTPublisher",
+            dependencies: [
+                "CMosquitto", "GyroStore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
         .target(
             name: "Daemon",
             dependencies: [
-                "GatewayConfig", "GyroStore", "Capture",
+                "GatewayConfig", "GyroStore", "Capture", "MQTTPublisher",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -60,10 +71,22 @@ let package = Package(
         ),
         // `swift run -c release metawear-bench`
         .executableTarget(name: "metawear-bench", dependencies: ["MetaWear"], path: "Tests/Benchmarks/MetaWearBench"),
-        .target(name: "TestSupport", dependencies: [.product(name: "Logging", package: "swift-log")], path: "Tests/Support"),
+        // A child process for the MQTT crash test: captures sessions and publishes them.
+        .executableTarget(name: "mqtt-feeder", dependencies: ["Capture", "GyroStore", "MQTTPublisher"], path: "Tests/Tools/MQTTFeeder"),
+        // `swift run -c release mqtt-bench [DOCUMENTS]`
+        .executableTarget(
+            name: "mqtt-bench",
+            dependencies: ["Capture", "GyroStore", "MQTTPublisher", "CMosquitto", "TestSupport", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/Benchmarks/MQTTBench"
+        ),
+        .target(name: "TestSupport", dependencies: ["CMosquitto", .product(name: "Logging", package: "swift-log")], path: "Tests/Support"),
         .testTarget(name: "MetaWearTests", dependencies: ["MetaWear"]),
         .testTarget(name: "GatewayConfigTests", dependencies: ["GatewayConfig"]),
         .testTarget(name: "GyroStoreTests", dependencies: ["GyroStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(
+            name: "MQTTPublisherTests",
+            dependencies: ["MQTTPublisher", "Capture", "GyroStore", "TestSupport", "CMosquitto", .product(name: "Logging", package: "swift-log")]
+        ),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "GyroStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
     ],
     swiftLanguageModes: [.v6]
