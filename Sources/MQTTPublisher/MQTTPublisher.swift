@@ -218,6 +218,7 @@ public actor MQTTPublisher {
 
     func record(_ error: MQTTError, level: Logger.Level) {
         status.lastError = error.snapshot
+        status.connectionFailures += 1
         logger.log(level: level, "broker connection failed; will retry", metadata: [
             "broker": "\(configuration.host):\(configuration.port)", "error": "\(error)", "kind": "\(error.kind.rawValue)",
         ])

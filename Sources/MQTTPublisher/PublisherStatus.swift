@@ -14,6 +14,8 @@ public struct PublisherStatus: Sendable, Equatable, Codable {
     public var protocolVersion: String = "5"
     /// Broker connections accepted since start.
     public var connections: Int = 0
+    /// Connection attempts that failed (refused, unreachable, TLS) or connections lost.
+    public var connectionFailures: Int = 0
     /// Connections that found no session on the broker, so retained documents were re-sent.
     public var resyncs: Int = 0
     /// Outbox rows handed to libmosquitto (resends count again).
