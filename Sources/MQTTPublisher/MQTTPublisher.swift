@@ -4,7 +4,8 @@
 // - The `MQTTPublisher` actor owns all state. Its `run()` is the only consumer of one
 //   `AsyncStream<MQTTEvent>`, and handles each event to completion before the next, so the
 //   state machine is never re-entered by its own events (other callers only read `status`).
-// - libmosquitto runs each connection on its own network thread (`mosquitto_loop_start`).
+// - Each connection runs on a network thread of its own (`MosquittoConnection.open`: connect,
+//   then `mosquitto_loop`, like `mosquitto_loop_start` but reporting how the loop ended).
 //   The C callbacks find their `MosquittoConnection.Context` through `Unmanaged` userdata and
 //   only `yield` into the stream's single continuation: CONNACK, PUBACKs and disconnects
 //   arrive in the order libmosquitto saw them (no `Task` per callback, which could reorder).
@@ -101,7 +102,7 @@ public actor MQTTPublisher {
             await fill()
         case let .reconnectDue(generation):
             if generation == self.generation, connection == nil, phase == .running { connect() }
-        case let .openFailed(generation, error):
+        case let .openFailed(generation, error), let .loopEnded(generation, error):
             guard generation == self.generation else { return }
             await connectionFailed(error)
         case let .connected(generation, reason, sessionPresent):

@@ -9,9 +9,9 @@ import Foundation
 /// in our hands (backoff with jitter, v5 to 3.1.1 fallback) and drops that queue with the
 /// handle: the store's outbox is what gets resent.
 ///
-/// Threading: `open()` blocks (DNS, TCP, TLS handshake, CONNECT) and runs on a thread of its
-/// own; after it, `mosquitto_loop_start` owns the socket. Callbacks run on that network
-/// thread and only `yield` into the publisher's event stream, in the order they ran.
+/// Threading: each connection has one thread of its own: it opens the socket (blocking: DNS,
+/// TCP, TLS handshake, CONNECT), then runs `mosquitto_loop` until closed. Callbacks run on
+/// that network thread and only `yield` into the publisher's event stream, in the order they ran.
 /// `publish` is called from the publisher actor (libmosquitto locks internally).
 /// `close()` blocks until the network thread has stopped and must not run on it.
 final class MosquittoConnection: @unchecked Sendable {
@@ -31,9 +31,10 @@ final class MosquittoConnection: @unchecked Sendable {
     let context: Unmanaged<Context>
     let v5: Bool
     let generation: Int
-    private let opened = DispatchGroup()
+    /// Entered while the connection's thread runs.
+    private let running = DispatchGroup()
     private let lock = NSLock()
-    private var closed = false
+    private var closing = false
 
     init?(configuration: PublisherConfiguration, v5: Bool, generation: Int, continuation: AsyncStream<MQTTEvent>.Continuation) {
         _ = Self.libraryReady
@@ -49,7 +50,8 @@ final class MosquittoConnection: @unchecked Sendable {
         self.generation = generation
         mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311)
         // Effectively off: a dropped connection is replaced by a new handle, never retried here.
-        mosquitto_reconnect_delay_set(handle, 3600, 3600, false)
+        // We run the network loop ourselves (see `open`); libmosquitto must lock and wake it.
+        mosquitto_threaded_set(handle, true)
         installCallbacks()
     }
 
@@ -88,28 +90,47 @@ final class MosquittoConnection: @unchecked Sendable {
         return nil
     }
 
-    /// Opens the socket and sends CONNECT on a thread of its own, then starts the network
-    /// thread. A failure is reported as `.openFailed`; CONNACK arrives as `.connected`.
+    /// On a thread of its own: opens the socket and sends CONNECT (blocking: DNS, TCP, TLS),
+    /// then runs the network loop until `close()`. A failed open is reported as `.openFailed`,
+    /// a loop that ends by itself (connection lost, TLS failure after the handshake started)
+    /// as `.loopEnded`; CONNACK arrives as `.connected`.
+    ///
+    /// Why not `mosquitto_loop_start`: its `mosquitto_loop_forever` returns silently on TLS and
+    /// protocol errors (no callback), which left the publisher waiting for a CONNACK that never
+    /// came. Running `mosquitto_loop` here (with `mosquitto_threaded_set`) reports every end.
     func open(_ configuration: PublisherConfiguration) {
-        opened.enter()
+        running.enter()
         let thread = Thread { [self] in
-            defer { opened.leave() }
+            defer { running.leave() }
             var properties: OpaquePointer?
             if v5 { mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), configuration.sessionExpirySeconds) }
             let rc = mosquitto_connect_bind_v5(handle, configuration.host, Int32(configuration.port), Int32(configuration.keepaliveSeconds), nil, properties)
             let savedErrno = errno
             mosquitto_property_free_all(&properties)
+            let events = context.takeUnretainedValue().continuation
             guard rc == Int32(MOSQ_ERR_SUCCESS.rawValue) else {
-                context.takeUnretainedValue().continuation.yield(.openFailed(generation: generation, error: .call(rc, errno: savedErrno)))
+                events.yield(.openFailed(generation: generation, error: .call(rc, errno: savedErrno)))
                 return
             }
-            lock.lock()
-            defer { lock.unlock() }
-            if !closed { mosquitto_loop_start(handle) }
+            var closingRounds = 0
+            while true {
+                // Wakes up at once when a packet is queued or `close()` disconnects (libmosquitto's socket pair).
+                let rc = mosquitto_loop(handle, 1000, 1)
+                let savedErrno = errno
+                if isClosing {
+                    closingRounds += 1
+                    if rc != Int32(MOSQ_ERR_SUCCESS.rawValue) || mosquitto_socket(handle) < 0 || closingRounds > 5 { return }
+                } else if rc != Int32(MOSQ_ERR_SUCCESS.rawValue) {
+                    events.yield(.loopEnded(generation: generation, error: .call(rc, errno: savedErrno)))
+                    return
+                }
+            }
         }
-        thread.name = "mqtt-connect"
+        thread.name = "mqtt-\(generation)"
         thread.start()
     }
+
+    private var isClosing: Bool { lock.withLock { closing } }
 
     /// Publishes one message; returns the libmosquitto result and the message id.
     func publish(topic: String, payload: [UInt8], qos: Int, retain: Bool, properties: OpaquePointer?) -> (rc: Int32, mid: Int32) {
@@ -123,16 +144,17 @@ final class MosquittoConnection: @unchecked Sendable {
         return (rc, mid)
     }
 
-    /// Sends DISCONNECT if connected (no last will), stops the network thread and frees the
-    /// handle. Blocking: call it off the actor (see `closeInBackground`).
+    /// Sends DISCONNECT if connected (so the broker does not send the will), waits for the
+    /// connection's thread to end and frees the handle. Blocking: call it off the actor
+    /// (see `closeInBackground`).
     func close() {
-        opened.wait()
-        lock.lock()
-        if closed { lock.unlock(); return }
-        closed = true
-        lock.unlock()
+        let first: Bool = lock.withLock {
+            defer { closing = true }
+            return !closing
+        }
+        guard first else { return }
         mosquitto_disconnect(handle)
-        mosquitto_loop_stop(handle, false)
+        running.wait()
         mosquitto_destroy(handle)
         context.release()
     }

@@ -70,7 +70,7 @@ public final class MosquittoBroker: @unchecked Sendable {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    static func canConnect(port: Int) -> Bool {
+    public static func canConnect(port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()
