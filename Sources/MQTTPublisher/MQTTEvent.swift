@@ -9,6 +9,8 @@ enum MQTTEvent: Sendable {
     case openFailed(generation: Int, error: MQTTError)
     /// The network loop ended by itself (connection lost, TLS or protocol error).
     case loopEnded(generation: Int, error: MQTTError)
+    /// An error libmosquitto logged (OpenSSL's reason for a TLS failure), kept for the next error.
+    case libraryError(generation: Int, message: String)
     /// CONNACK: `reason` 0 is success (a v5 reason code, or a v3.1.1 return code).
     case connected(generation: Int, reason: Int32, sessionPresent: Bool)
     /// The connection is gone; `reason` is a v5 reason code (>= 128) or a `MOSQ_ERR_*` value.

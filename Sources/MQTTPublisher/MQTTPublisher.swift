@@ -43,6 +43,8 @@ public actor MQTTPublisher {
     var useV5 = true
     var connected = false
     var failedAttempts = 0
+    /// The last error libmosquitto logged on the current connection.
+    var libraryError: String?
     /// Last outbox seq handed to libmosquitto on this connection.
     var cursor: Int64 = 0
     /// Rows fetched after `cursor`, not yet handed over.
@@ -104,7 +106,13 @@ public actor MQTTPublisher {
             if generation == self.generation, connection == nil, phase == .running { connect() }
         case let .openFailed(generation, error), let .loopEnded(generation, error):
             guard generation == self.generation else { return }
+            var error = error
+            if let detail = libraryError, error.kind == .tls || error.kind == .connectionLost { error.message += " (\(detail))" }
             await connectionFailed(error)
+        case let .libraryError(generation, message):
+            guard generation == self.generation else { return }
+            libraryError = message
+            logger.debug("libmosquitto error", metadata: ["message": "\(message)"])
         case let .connected(generation, reason, sessionPresent):
             guard generation == self.generation else { return }
             if reason == 0 { await connectionAccepted(sessionPresent: sessionPresent) } else { await connectionRefused(reason) }
@@ -125,6 +133,7 @@ public actor MQTTPublisher {
 
     func connect() {
         generation += 1
+        libraryError = nil
         status.state = .connecting
         status.protocolVersion = useV5 ? "5" : "3.1.1"
         guard let connection = MosquittoConnection(configuration: configuration, v5: useV5, generation: generation, continuation: continuation) else {

@@ -64,6 +64,12 @@ final class MosquittoConnection: @unchecked Sendable {
             let context = Unmanaged<Context>.fromOpaque(userdata!).takeUnretainedValue()
             context.continuation.yield(.disconnected(generation: context.generation, reason: rc))
         }
+        // libmosquitto logs OpenSSL's reason ("certificate verify failed") only here.
+        mosquitto_log_callback_set(handle) { _, userdata, level, message in
+            guard level & MOSQ_LOG_ERR != 0, let message else { return }
+            let context = Unmanaged<Context>.fromOpaque(userdata!).takeUnretainedValue()
+            context.continuation.yield(.libraryError(generation: context.generation, message: String(cString: message)))
+        }
         mosquitto_publish_v5_callback_set(handle) { _, userdata, mid, reason, _ in
             let context = Unmanaged<Context>.fromOpaque(userdata!).takeUnretainedValue()
             context.continuation.yield(.published(generation: context.generation, mid: mid, reason: reason))

@@ -42,7 +42,7 @@ final class BrokerErrorTests: XCTestCase {
         let listening = await eventually(timeout: 5) { MosquittoBroker.canConnect(port: tlsPort) }
         XCTAssertTrue(listening)
         let gateway = try Gateway(port: tlsPort) { $0.tls = .init(caFile: certs.file("other-ca.pem")) }
-        try await assertReportedAndRetried(gateway, kind: .tls, messageContains: "TLS")
+        try await assertReportedAndRetried(gateway, kind: .tls, messageContains: "certificate verify failed")
         broker.stop()
     }
 
