@@ -4,6 +4,8 @@
 ///
 /// Events of a connection carry its `generation`; events of a connection that has since
 /// been torn down are ignored.
+import GyroStore
+
 enum MQTTEvent: Sendable {
     /// Opening the socket (TCP, TLS, CONNECT) failed before any callback could run.
     case openFailed(generation: Int, error: MQTTError)
@@ -18,6 +20,8 @@ enum MQTTEvent: Sendable {
     /// PUBACK for QoS 1 (or "written" for QoS 0); `reason` is the v5 PUBACK reason code.
     case published(generation: Int, mid: Int32, reason: Int32)
     case outboxChanged
+    /// Rows read by the publisher's page reader (`nil`: the read failed).
+    case page(epoch: Int, outboxVersion: Int, rows: [OutboxMessage]?)
     case resync
     case reconnectDue(generation: Int)
     case shutdown

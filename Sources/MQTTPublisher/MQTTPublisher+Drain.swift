@@ -6,40 +6,78 @@ extension MQTTPublisher {
     /// Rows fetched from the store at a time: two windows, so the store is read in batches.
     var pageSize: Int { configuration.inFlightWindow * 2 }
 
-    /// Hands rows to libmosquitto until the window is full or the outbox is drained.
-    /// Resync documents go first. The store is read (and acknowledged rows removed) only
-    /// when the local page is used up, so SQLite sees batches, not one transaction per row.
+    /// Hands rows to libmosquitto until the window is full. Resync documents go first.
+    ///
+    /// The store is read one page ahead, in a task of its own (`fetchPage`), so PUBACKs keep
+    /// being handled and the window stays full while SQLite works; acknowledged rows are
+    /// removed in the same task, in one transaction per page.
     func fill() async {
-        var emptyReads = 0
         while connected, phase == .running, windowed < configuration.inFlightWindow {
             if !resyncQueue.isEmpty {
                 let message = resyncQueue.removeFirst()
                 guard publish(message, flight: .resync) else { return }
                 continue
             }
-            if buffered.isEmpty {
-                await flushAcks()
-                let rows: [OutboxMessage]
-                do {
-                    rows = try await store.pendingOutbox(after: cursor, limit: pageSize)
-                } catch {
-                    logger.error("cannot read the outbox", metadata: ["error": "\(error)"])
-                    return
-                }
-                if rows.isEmpty {
-                    // The page may have held only superseded rows (now deleted): look again
-                    // while the outbox holds more than what is in flight.
-                    emptyReads += 1
-                    guard emptyReads < 100, let depth = try? await store.outboxStats().depth,
-                          depth > inFlightOutboxRows + refused.count else { return }
-                    continue
-                }
-                buffered = rows
-            }
+            guard !buffered.isEmpty else { break }
             let message = buffered.removeFirst()
             guard publish(message, flight: .outbox(seq: message.seq, qos: message.qos)) else { return }
             cursor = message.seq
         }
+        if connected, phase == .running, buffered.count < configuration.inFlightWindow, !fetching, !exhausted {
+            fetchPage()
+        } else if !fetching, windowed == 0, !acked.isEmpty {
+            // Idle: nothing will read a page soon, so remove the acknowledged rows now.
+            await flushAcks()
+        }
+    }
+
+    /// Reads the next page after everything already fetched; the rows arrive as `.page`.
+    func fetchPage() {
+        fetching = true
+        let store = self.store, after = fetchCursor, limit = pageSize, epoch = fetchEpoch, version = outboxVersion
+        let seqs = acked
+        acked = []
+        let continuation = self.continuation
+        let logger = self.logger
+        Task {
+            do {
+                if !seqs.isEmpty { try await store.acknowledge(seqs) }
+            } catch {
+                logger.error("cannot remove acknowledged rows; they will be sent again", metadata: ["error": "\(error)", "rows": "\(seqs.count)"])
+            }
+            do {
+                var rows = try await store.pendingOutbox(after: after, limit: limit)
+                // An empty page may have held only superseded rows (deleted by that read): read
+                // again until a read deletes nothing.
+                var rounds = 0
+                while rows.isEmpty, rounds < 1000 {
+                    rounds += 1
+                    let before = try await store.outboxStats().depth
+                    rows = try await store.pendingOutbox(after: after, limit: limit)
+                    if rows.isEmpty, try await store.outboxStats().depth >= before { break }
+                }
+                continuation.yield(.page(epoch: epoch, outboxVersion: version, rows: rows))
+            } catch {
+                logger.error("cannot read the outbox", metadata: ["error": "\(error)"])
+                continuation.yield(.page(epoch: epoch, outboxVersion: version, rows: nil))
+            }
+        }
+    }
+
+    /// A page read by `fetchPage`; dropped if delivery restarted meanwhile.
+    func pageArrived(epoch: Int, outboxVersion version: Int, rows: [OutboxMessage]?) async {
+        logger.trace("outbox page", metadata: ["rows": "\(rows?.count ?? -1)", "epoch": "\(epoch)", "current": "\(fetchEpoch)"])
+        guard epoch == fetchEpoch else { return }
+        fetching = false
+        guard let rows else { return }
+        if let last = rows.last {
+            buffered += rows
+            fetchCursor = last.seq
+        } else {
+            // Drained, unless rows were committed while the page was read.
+            exhausted = version == outboxVersion
+        }
+        await fill()
     }
 
     var inFlightOutboxRows: Int {
@@ -103,7 +141,6 @@ extension MQTTPublisher {
             await shutdownProgress()
         } else {
             await fill()
-            if windowed == 0 { await flushAcks() }
         }
     }
 
@@ -126,7 +163,12 @@ extension MQTTPublisher {
         do {
             let documents = try await store.retainedDocuments()
             resyncQueue = documents
+            // Rows already read may be older than the snapshot: read them again after it.
             buffered = []
+            fetchCursor = cursor
+            fetchEpoch += 1
+            fetching = false
+            exhausted = false
             logger.info("re-asserting retained documents", metadata: ["documents": "\(documents.count)"])
         } catch {
             logger.error("cannot list retained documents for resync", metadata: ["error": "\(error)"])

@@ -47,8 +47,18 @@ public actor MQTTPublisher {
     var libraryError: String?
     /// Last outbox seq handed to libmosquitto on this connection.
     var cursor: Int64 = 0
-    /// Rows fetched after `cursor`, not yet handed over.
+    /// Rows read after `cursor`, not yet handed over.
     var buffered: [OutboxMessage] = []
+    /// Last seq read from the store (`>= cursor`).
+    var fetchCursor: Int64 = 0
+    /// A page read is under way.
+    var fetching = false
+    /// Changes when delivery restarts, so a page read for the old position is dropped.
+    var fetchEpoch = 0
+    /// The last read found nothing and no commit was signalled since.
+    var exhausted = false
+    /// Counts `outboxChanged()` calls, to tell whether a commit raced an empty read.
+    var outboxVersion = 0
     /// Retained documents still to re-assert on this connection.
     var resyncQueue: [OutboxMessage] = []
     var inFlight: [Int32: Flight] = [:]
@@ -97,7 +107,11 @@ public actor MQTTPublisher {
     func handle(_ event: MQTTEvent) async {
         switch event {
         case .outboxChanged:
+            outboxVersion &+= 1
+            exhausted = false
             await fill()
+        case let .page(epoch, version, rows):
+            await pageArrived(epoch: epoch, outboxVersion: version, rows: rows)
         case .resync:
             guard connected, phase == .running else { return }
             await startResync()
@@ -219,6 +233,10 @@ public actor MQTTPublisher {
     func resetDelivery() {
         cursor = 0
         buffered = []
+        fetchCursor = 0
+        fetchEpoch += 1
+        fetching = false
+        exhausted = false
         resyncQueue = []
         inFlight = [:]
         windowed = 0

@@ -17,7 +17,7 @@ guard arguments.count == 4, let port = Int(arguments[2]), ["produce", "drain"].c
 }
 func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
 var logger = Logger(label: "mqtt-feeder")
-logger.logLevel = .error
+logger.logLevel = ProcessInfo.processInfo.environment["FEEDER_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .error
 let store = try GyroStore.open(directory: arguments[1], logger: logger)
 var configuration = PublisherConfiguration(host: "127.0.0.1", port: port, clientId: "gyrogate-feeder", gatewayId: "feeder")
 configuration.reconnectMinimum = .milliseconds(100)
