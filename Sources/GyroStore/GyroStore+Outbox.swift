@@ -10,7 +10,9 @@ extension GyroStore {
     public func pendingOutbox(after seq: Int64, limit: Int) async throws(StoreError) -> [OutboxMessage] {
         do {
             return try await writer.write { db in
-                let rows = try Row.fetchAll(db, sql: """
+                // A cursor, and bodies copied once from SQLite's buffer into the payload: chunk
+                // documents are ~125 KB, and this read is on the publisher's hot path.
+                let rows = try Row.fetchCursor(db, sql: """
                     SELECT o.seq, o.topic, o.qos, o.retain, o.properties, o.device, o.createdAt, o.payload,
                            o.documentVersion, d.version AS currentVersion, d.body
                     FROM outbox o LEFT JOIN document d ON d.path = o.documentPath
@@ -18,20 +20,21 @@ extension GyroStore {
                     """, arguments: [seq, limit])
                 var messages: [OutboxMessage] = []
                 var superseded: [Int64] = []
-                for row in rows {
-                    let seq: Int64 = row["seq"]
-                    let payload: [UInt8]
-                    if let version: Int64 = row["documentVersion"] {
-                        guard let current: Int64 = row["currentVersion"], current == version, let body: Data = row["body"] else {
-                            superseded.append(seq)
-                            continue
-                        }
-                        payload = [UInt8](body)
+                while let row = try rows.next() {
+                    let seq: Int64 = row[0]
+                    let payload: [UInt8]?
+                    if let version: Int64 = row[8] {
+                        let current: Int64? = row[9]
+                        payload = current == version ? try row.withUnsafeData(atIndex: 10) { $0.map { [UInt8]($0) } } : nil
                     } else {
-                        payload = (row["payload"] as Data?).map { [UInt8]($0) } ?? []
+                        payload = try row.withUnsafeData(atIndex: 7) { $0.map { [UInt8]($0) } ?? [] }
                     }
-                    messages.append(OutboxMessage(seq: seq, topic: row["topic"], qos: row["qos"], retain: row["retain"], payload: payload,
-                                                  properties: row["properties"], device: row["device"], createdAt: row["createdAt"]))
+                    guard let payload else {
+                        superseded.append(seq)
+                        continue
+                    }
+                    messages.append(OutboxMessage(seq: seq, topic: row[1], qos: row[2], retain: row[3], payload: payload,
+                                                  properties: row[4], device: row[5], createdAt: row[6]))
                 }
                 if !superseded.isEmpty { try Self.deleteOutbox(superseded, in: db) }
                 return messages

@@ -3,8 +3,10 @@ import Foundation
 import GyroStore
 
 extension MQTTPublisher {
-    /// Rows fetched from the store at a time: two windows, so the store is read in batches.
-    var pageSize: Int { configuration.inFlightWindow * 2 }
+    /// Rows read from the store at a time. Reading stays up to one page ahead of what is
+    /// handed over, so a slow read (large documents, an fsync for the removed rows) does not
+    /// let the window run dry: memory for up to two pages of documents (~18 MB of 140 KB chunks).
+    var pageSize: Int { max(configuration.inFlightWindow * 2, 64) }
 
     /// Hands rows to libmosquitto until the window is full. Resync documents go first.
     ///
@@ -23,7 +25,7 @@ extension MQTTPublisher {
             guard publish(message, flight: .outbox(seq: message.seq, qos: message.qos)) else { return }
             cursor = message.seq
         }
-        if connected, phase == .running, buffered.count < configuration.inFlightWindow, !fetching, !exhausted {
+        if connected, phase == .running, buffered.count < pageSize, !fetching, !exhausted {
             fetchPage()
         } else if !fetching, windowed == 0, !acked.isEmpty {
             // Idle: nothing will read a page soon, so remove the acknowledged rows now.
