@@ -83,7 +83,8 @@ extension ConfigTreeReader {
     }
 
     func mqtt(_ top: ObjectReader, gatewayId: String) -> MQTTSettings {
-        let keys = ["host", "port", "clientId", "username", "passwordFile", "tls", "topicPrefix", "keepaliveSeconds", "retainChunks"]
+        let keys = ["host", "port", "clientId", "username", "passwordFile", "tls", "topicPrefix", "keepaliveSeconds", "retainChunks",
+                    "messageExpirySeconds", "sessionExpirySeconds"]
         guard let section = top.object("mqtt", keys: keys) else {
             if !top.has("mqtt") { sink.add("mqtt", "required key is missing (expected an object with \"host\")") }
             return MQTTSettings(host: "127.0.0.1", port: 1883, clientId: "gyrogate", username: nil, password: nil, tls: nil,
@@ -123,7 +124,9 @@ extension ConfigTreeReader {
             clientId: section.string("clientId", default: "gyrogate-\(gatewayId)") ?? "", username: username,
             password: password, tls: tls, topicPrefix: prefix,
             keepaliveSeconds: section.integer("keepaliveSeconds", default: 30, in: 5...3600, unit: " s"),
-            retainChunks: section.bool("retainChunks", default: false))
+            retainChunks: section.bool("retainChunks", default: false),
+            messageExpirySeconds: section.integer("messageExpirySeconds", default: 0, in: 0...31_536_000, unit: " s"),
+            sessionExpirySeconds: section.integer("sessionExpirySeconds", default: 604_800, in: 0...4_294_967_295, unit: " s"))
     }
 
     func admin(_ top: ObjectReader) -> AdminSettings {

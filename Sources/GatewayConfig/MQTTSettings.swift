@@ -12,6 +12,11 @@ public struct MQTTSettings: Sendable, Equatable {
     public var keepaliveSeconds: Int
     /// Chunk documents are not retained unless asked: they are a stream, not a state.
     public var retainChunks: Bool
+    /// v5 Message Expiry Interval on every publish; 0: messages do not expire.
+    public var messageExpirySeconds: Int = 0
+    /// v5 Session Expiry Interval: how long the broker keeps the gateway's session (and the
+    /// QoS 1 messages for it) while it is away.
+    public var sessionExpirySeconds: Int = 604_800
 }
 
 public struct TLSSettings: Sendable, Equatable {

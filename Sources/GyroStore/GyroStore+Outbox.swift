@@ -7,41 +7,46 @@ extension GyroStore {
     /// A row whose document has since been rewritten or deleted is superseded by a later row
     /// for the same path, so it is removed here instead of being sent: a subscriber never sees
     /// an older version of a document after a newer one.
+    ///
+    /// The rows are read in a read transaction (concurrent with writes in WAL mode, so the
+    /// publisher's reads do not wait behind commits and their fsyncs); superseded rows are then
+    /// deleted in a write of their own. A superseded row stays superseded (versions only grow).
     public func pendingOutbox(after seq: Int64, limit: Int) async throws(StoreError) -> [OutboxMessage] {
-        do {
-            return try await writer.write { db in
-                // A cursor, and bodies copied once from SQLite's buffer into the payload: chunk
-                // documents are ~125 KB, and this read is on the publisher's hot path.
-                let rows = try Row.fetchCursor(db, sql: """
-                    SELECT o.seq, o.topic, o.qos, o.retain, o.properties, o.device, o.createdAt, o.payload,
-                           o.documentVersion, d.version AS currentVersion, d.body
-                    FROM outbox o LEFT JOIN document d ON d.path = o.documentPath
-                    WHERE o.seq > ? ORDER BY o.seq LIMIT ?
-                    """, arguments: [seq, limit])
-                var messages: [OutboxMessage] = []
-                var superseded: [Int64] = []
-                while let row = try rows.next() {
-                    let seq: Int64 = row[0]
-                    let payload: [UInt8]?
-                    if let version: Int64 = row[8] {
-                        let current: Int64? = row[9]
-                        payload = current == version ? try row.withUnsafeData(atIndex: 10) { $0.map { [UInt8]($0) } } : nil
-                    } else {
-                        payload = try row.withUnsafeData(atIndex: 7) { $0.map { [UInt8]($0) } ?? [] }
-                    }
-                    guard let payload else {
-                        superseded.append(seq)
-                        continue
-                    }
-                    messages.append(OutboxMessage(seq: seq, topic: row[1], qos: row[2], retain: row[3], payload: payload,
-                                                  properties: row[4], device: row[5], createdAt: row[6]))
+        let (messages, superseded) = try await read("reading the outbox") { db in
+            // A cursor, and bodies copied once from SQLite's buffer into the payload: chunk
+            // documents are ~125 KB, and this read is on the publisher's hot path.
+            let rows = try Row.fetchCursor(db, sql: """
+                SELECT o.seq, o.topic, o.qos, o.retain, o.properties, o.device, o.createdAt, o.payload,
+                       o.documentVersion, d.version AS currentVersion, d.body
+                FROM outbox o LEFT JOIN document d ON d.path = o.documentPath
+                WHERE o.seq > ? ORDER BY o.seq LIMIT ?
+                """, arguments: [seq, limit])
+            var messages: [OutboxMessage] = []
+            var superseded: [Int64] = []
+            while let row = try rows.next() {
+                let seq: Int64 = row[0]
+                let payload: [UInt8]?
+                if let version: Int64 = row[8] {
+                    let current: Int64? = row[9]
+                    payload = current == version ? try row.withUnsafeData(atIndex: 10) { $0.map { [UInt8]($0) } } : nil
+                } else {
+                    payload = try row.withUnsafeData(atIndex: 7) { $0.map { [UInt8]($0) } ?? [] }
                 }
-                if !superseded.isEmpty { try Self.deleteOutbox(superseded, in: db) }
-                return messages
+                guard let payload else {
+                    superseded.append(seq)
+                    continue
+                }
+                messages.append(OutboxMessage(seq: seq, topic: row[1], qos: row[2], retain: row[3], payload: payload,
+                                              properties: row[4], device: row[5], createdAt: row[6]))
             }
-        } catch {
-            throw .database(context: "reading the outbox", reason: "\(error)")
+            return (messages, superseded)
         }
+        if !superseded.isEmpty {
+            do { try await writer.write { db in try Self.deleteOutbox(superseded, in: db) } } catch {
+                throw .database(context: "removing \(superseded.count) superseded outbox rows", reason: "\(error)")
+            }
+        }
+        return messages
     }
 
     /// The broker acknowledged these rows: they are done.

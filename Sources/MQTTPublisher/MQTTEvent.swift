@@ -20,6 +20,8 @@ enum MQTTEvent: Sendable {
     /// PUBACK for QoS 1 (or "written" for QoS 0); `reason` is the v5 PUBACK reason code.
     case published(generation: Int, mid: Int32, reason: Int32)
     case outboxChanged
+    /// A batch of acknowledged rows was removed from the store.
+    case acknowledgedRemoved
     /// Rows read by the publisher's page reader (`nil`: the read failed).
     case page(epoch: Int, outboxVersion: Int, rows: [OutboxMessage]?)
     case resync

@@ -12,7 +12,7 @@ extension MQTTPublisher {
     ///
     /// The store is read one page ahead, in a task of its own (`fetchPage`), so PUBACKs keep
     /// being handled and the window stays full while SQLite works; acknowledged rows are
-    /// removed in the same task, in one transaction per page.
+    /// removed in batches by another task (`removeAcknowledged`).
     func fill() async {
         while connected, phase == .running, windowed < configuration.inFlightWindow {
             if !resyncQueue.isEmpty {
@@ -27,9 +27,27 @@ extension MQTTPublisher {
         }
         if connected, phase == .running, buffered.count < pageSize, !fetching, !exhausted {
             fetchPage()
-        } else if !fetching, windowed == 0, !acked.isEmpty {
-            // Idle: nothing will read a page soon, so remove the acknowledged rows now.
-            await flushAcks()
+        }
+        // Acknowledged rows are removed in batches (one transaction and fsync each), at once when idle.
+        if !removing, acked.count >= 256 || (windowed == 0 && !acked.isEmpty) {
+            removeAcknowledged()
+        }
+    }
+
+    /// Deletes the acknowledged rows in a task of its own; `.acknowledgedRemoved` follows.
+    func removeAcknowledged() {
+        removing = true
+        let seqs = acked
+        acked = []
+        let store = self.store, continuation = self.continuation, logger = self.logger
+        Task {
+            do {
+                try await store.acknowledge(seqs)
+            } catch {
+                // Rows stay in the outbox and are sent again: at-least-once, never lost.
+                logger.error("cannot remove acknowledged rows; they will be sent again", metadata: ["error": "\(error)", "rows": "\(seqs.count)"])
+            }
+            continuation.yield(.acknowledgedRemoved)
         }
     }
 
@@ -37,16 +55,9 @@ extension MQTTPublisher {
     func fetchPage() {
         fetching = true
         let store = self.store, after = fetchCursor, limit = pageSize, epoch = fetchEpoch, version = outboxVersion
-        let seqs = acked
-        acked = []
         let continuation = self.continuation
         let logger = self.logger
         Task {
-            do {
-                if !seqs.isEmpty { try await store.acknowledge(seqs) }
-            } catch {
-                logger.error("cannot remove acknowledged rows; they will be sent again", metadata: ["error": "\(error)", "rows": "\(seqs.count)"])
-            }
             do {
                 var rows = try await store.pendingOutbox(after: after, limit: limit)
                 // An empty page may have held only superseded rows (deleted by that read): read

@@ -66,6 +66,8 @@ public actor MQTTPublisher {
     var windowed = 0
     /// Acknowledged rows not yet removed from the store (removed in batches).
     var acked: [Int64] = []
+    /// A batch of acknowledged rows is being removed.
+    var removing = false
     /// Rows the broker refused: kept in the outbox, retried on the next connection.
     var refused: Set<Int64> = []
     var timers: [Task<Void, Never>] = []
@@ -109,6 +111,9 @@ public actor MQTTPublisher {
         case .outboxChanged:
             outboxVersion &+= 1
             exhausted = false
+            await fill()
+        case .acknowledgedRemoved:
+            removing = false
             await fill()
         case let .page(epoch, version, rows):
             await pageArrived(epoch: epoch, outboxVersion: version, rows: rows)

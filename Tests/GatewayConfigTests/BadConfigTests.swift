@@ -58,6 +58,8 @@ final class BadConfigTests: XCTestCase {
         try expect("mqtt.tls.keyFile", "go together") { $0["mqtt"] = ["host": "h", "tls": ["caFile": "ca.pem", "certFile": "ca.pem"]] }
         try expect("mqtt.username", "no username") { $0["mqtt"] = ["host": "h", "passwordFile": "password"] }
         try expect("mqtt.topicPrefix", "must not contain + or #") { $0["mqtt"] = ["host": "h", "topicPrefix": "a/#"] }
+        try expect("mqtt.messageExpirySeconds", "out of range") { $0["mqtt"] = ["host": "h", "messageExpirySeconds": -1] }
+        try expect("mqtt.sessionExpirySeconds", "out of range") { $0["mqtt"] = ["host": "h", "sessionExpirySeconds": 5_000_000_000] }
         try expect("bluetooth.transport", "expected \"hci:N\", \"tcp:HOST:PORT\"") { $0["bluetooth"] = ["transport": "usb:0"] }
         try expect("bluetooth.transport", "port must be a number") { $0["bluetooth"] = ["transport": "tcp:localhost:http"] }
         try expect("bluetooth.transport", "baud rate must be one of") { $0["bluetooth"] = ["transport": "serial:/dev/ttyACM0:12345"] }

@@ -29,6 +29,18 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(viaEnvironment.mqtt.password?.value, "s3")
     }
 
+    func testMQTTExpiryIntervals() throws {
+        let defaults = try GatewayConfiguration.parse(Data(#"{"gatewayId":"g","bluetooth":{"transport":"hci:0"},"mqtt":{"host":"h"}}"#.utf8),
+                                                      baseDirectory: NSTemporaryDirectory(), environment: [:])
+        XCTAssertEqual(defaults.mqtt.messageExpirySeconds, 0)
+        XCTAssertEqual(defaults.mqtt.sessionExpirySeconds, 604_800)
+        let set = try GatewayConfiguration.parse(
+            Data(#"{"gatewayId":"g","bluetooth":{"transport":"hci:0"},"mqtt":{"host":"h","messageExpirySeconds":60,"sessionExpirySeconds":0}}"#.utf8),
+            baseDirectory: NSTemporaryDirectory(), environment: [:])
+        XCTAssertEqual(set.mqtt.messageExpirySeconds, 60)
+        XCTAssertEqual(set.mqtt.sessionExpirySeconds, 0)
+    }
+
     func testTransports() {
         XCTAssertEqual(try TransportSpec.parse("hci:1").get(), .userChannel(adapter: 1))
         XCTAssertEqual(try TransportSpec.parse("tcp:::1:7001").get(), .tcp(host: "::1", port: 7001))
