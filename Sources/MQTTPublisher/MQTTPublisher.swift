@@ -198,6 +198,12 @@ public actor MQTTPublisher {
     /// Tears the connection down, keeps every unacknowledged row, and schedules a retry.
     func connectionFailed(_ error: MQTTError) async {
         let wasConnected = connected
+        // A 3.1.1-only broker answers a v5 CONNECT with a short 3.1.1 CONNACK ("unacceptable
+        // protocol version") that libmosquitto cannot parse as v5, or just closes the socket.
+        if useV5, !wasConnected, error.code == Int32(MOSQ_ERR_PROTOCOL.rawValue) || error.code == Int32(MOSQ_ERR_MALFORMED_PACKET.rawValue) {
+            logger.warning("broker did not accept MQTT v5; falling back to 3.1.1", metadata: ["reason": "\(error)"])
+            useV5 = false
+        }
         teardown()
         await flushAcks()
         record(error, level: wasConnected ? .warning : .error)
