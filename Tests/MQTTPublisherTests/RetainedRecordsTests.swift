@@ -45,3 +45,32 @@ final class RetainedRecordsTests: XCTestCase {
         broker.stop()
     }
 }
+
+final class MessagePropertiesTests: XCTestCase {
+    /// v5 properties as a v5 subscriber (`mosquitto_sub -V 5`) sees them.
+    func testDocumentsCarryContentTypeFormatUserPropertiesAndExpiry() async throws {
+        try requireBroker()
+        let sub = ["/usr/bin/mosquitto_sub", "/usr/local/bin/mosquitto_sub"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        guard let sub else { throw XCTSkip("mosquitto_sub is not installed (mosquitto-clients)") }
+        let broker = try MosquittoBroker()
+        try broker.start()
+        let gateway = try Gateway(port: broker.port) { $0.messageExpirySeconds = 600 }
+        gateway.start()
+        let session = try await gateway.session(device: "C4:BE:84:00:00:01", startMs: epochMs, samples: 10)
+        let drained = await gateway.waitForEmptyOutbox()
+        XCTAssertTrue(drained)
+        let output = gateway.directory.file("sub.txt")
+        let child = try ChildProcess(sub, ["-p", "\(broker.port)", "-V", "5", "-t", "records/+", "-C", "1", "-W", "10",
+                                           "-F", "%C|%F|%E|%P|%t"], outputFile: output)
+        XCTAssertEqual(child.wait(timeout: 15), 0)
+        let line = try String(contentsOfFile: output, encoding: .utf8)
+        XCTAssertTrue(line.hasPrefix("application/json|1|"), line)
+        XCTAssertTrue(line.contains("gateway:gw-test"), line)
+        XCTAssertTrue(line.contains("path:records/\(session.id)"), line)
+        XCTAssertTrue(line.hasSuffix("|records/\(session.id)\n"), line)
+        let expiry = Int(line.split(separator: "|")[2]) ?? 0
+        XCTAssertTrue((1...600).contains(expiry), line)
+        await gateway.stop()
+        broker.stop()
+    }
+}
