@@ -26,6 +26,8 @@ enum MQTTEvent: Sendable {
     case page(epoch: Int, outboxVersion: Int, rows: [OutboxMessage]?)
     case resync
     case reconnectDue(generation: Int)
+    /// No CONNACK in time for this connection.
+    case connectTimeout(generation: Int)
     case shutdown
     case shutdownTimeout
 }

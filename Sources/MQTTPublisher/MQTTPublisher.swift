@@ -141,6 +141,9 @@ public actor MQTTPublisher {
         case let .published(generation, mid, reason):
             guard generation == self.generation else { return }
             await acknowledged(mid: mid, reason: reason)
+        case let .connectTimeout(generation):
+            guard generation == self.generation, !connected else { return }
+            await connectionFailed(MQTTError(kind: .unreachable, message: "no CONNACK within \(configuration.connectTimeout)", code: -1))
         case .shutdown:
             await beginShutdown()
         case .shutdownTimeout:
@@ -166,6 +169,13 @@ public actor MQTTPublisher {
         }
         logger.debug("connecting", metadata: ["broker": "\(configuration.host):\(configuration.port)", "protocol": "\(status.protocolVersion)"])
         connection.open(configuration)
+        // A broker that accepts TCP but never answers (or a black-holed route) must not stall us.
+        let generation = self.generation, timeout = configuration.connectTimeout, continuation = self.continuation
+        timers.removeAll { $0.isCancelled }
+        timers.append(Task {
+            try? await Task.sleep(for: timeout)
+            continuation.yield(.connectTimeout(generation: generation))
+        })
     }
 
     func connectionAccepted(sessionPresent: Bool) async {

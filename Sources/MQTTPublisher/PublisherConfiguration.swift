@@ -35,6 +35,8 @@ public struct PublisherConfiguration: Sendable {
     /// Reconnect backoff: doubles from `minimum` to `maximum`, each wait drawn from its upper half.
     public var reconnectMinimum: Duration = .milliseconds(500)
     public var reconnectMaximum: Duration = .seconds(30)
+    /// How long a connection attempt may take (TCP, TLS, CONNACK) before it is abandoned.
+    public var connectTimeout: Duration = .seconds(15)
     /// On shutdown: how long to wait for outstanding PUBACKs, then for the offline status.
     public var shutdownGrace: Duration = .seconds(3)
 

@@ -27,6 +27,21 @@ final class BrokerErrorTests: XCTestCase {
         try await assertReportedAndRetried(gateway, kind: .unreachable, messageContains: "refused")
     }
 
+    func testABrokerThatNeverAnswersTimesOutAndIsRetried() async throws {
+        // Listens (the kernel completes the TCP handshake) but never accepts nor answers.
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        listen(fd, 16)
+        let gateway = try Gateway(port: Int(UInt16(bigEndian: address.sin_port))) { $0.connectTimeout = .milliseconds(200) }
+        try await assertReportedAndRetried(gateway, kind: .unreachable, messageContains: "no CONNACK")
+    }
+
     func testTLSWithTheWrongCAIsReportedAndRetried() async throws {
         try requireBroker()
         let certs = try TemporaryDirectory("mqtt-tls")
