@@ -189,8 +189,8 @@ public actor MQTTPublisher {
         resetDelivery()
         publishPresence(online: true)
         if !sessionPresent {
-            status.resyncs += 1
             await startResync()
+            status.resyncs += 1
         }
         await fill()
     }
