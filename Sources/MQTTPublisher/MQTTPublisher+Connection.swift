@@ -1,0 +1,127 @@
+import CMosquitto
+import Foundation
+import GyroStore
+import Logging
+
+/// Connecting, reconnecting with backoff, and failures.
+extension MQTTPublisher {
+    func connect() {
+        generation += 1
+        libraryError = nil
+        status.state = .connecting
+        status.protocolVersion = useV5 ? "5" : "3.1.1"
+        guard let connection = MosquittoConnection(configuration: configuration, v5: useV5, generation: generation, continuation: continuation) else {
+            continuation.yield(.openFailed(generation: generation, error: MQTTError(kind: .refused, message: "mosquitto_new failed", code: -1)))
+            return
+        }
+        self.connection = connection
+        if let error = connection.configure(configuration, will: (configuration.statusTopic, Array(#"{"state":"offline"}"#.utf8))) {
+            continuation.yield(.openFailed(generation: generation, error: error))
+            return
+        }
+        logger.debug("connecting", metadata: ["broker": "\(configuration.host):\(configuration.port)", "protocol": "\(status.protocolVersion)"])
+        connection.open(configuration)
+        // A broker that accepts TCP but never answers (or a black-holed route) must not stall us.
+        let generation = self.generation, timeout = configuration.connectTimeout, continuation = self.continuation
+        timers.removeAll { $0.isCancelled }
+        timers.append(Task {
+            try? await Task.sleep(for: timeout)
+            continuation.yield(.connectTimeout(generation: generation))
+        })
+    }
+
+    func connectionAccepted(sessionPresent: Bool) async {
+        connected = true
+        failedAttempts = 0
+        status.state = phase == .running ? .connected : .stopping
+        status.connectedSince = Date()
+        status.connections += 1
+        logger.info("connected to broker", metadata: ["broker": "\(configuration.host):\(configuration.port)",
+                                                      "protocol": "\(status.protocolVersion)", "sessionPresent": "\(sessionPresent)"])
+        resetDelivery()
+        publishPresence(online: true)
+        if !sessionPresent {
+            await startResync()
+            status.resyncs += 1
+        }
+        await fill()
+    }
+
+    func connectionRefused(_ reason: Int32) async {
+        let error = MQTTError.connack(reason, v5: useV5)
+        if error.kind == .unsupportedProtocol && useV5 {
+            logger.warning("broker refused MQTT v5; falling back to 3.1.1", metadata: ["reason": "\(error)"])
+            useV5 = false
+            failedAttempts = 0
+        }
+        await connectionFailed(error)
+    }
+
+    /// Tears the connection down, keeps every unacknowledged row, and schedules a retry.
+    func connectionFailed(_ error: MQTTError) async {
+        let wasConnected = connected
+        // A 3.1.1-only broker answers a v5 CONNECT with a short 3.1.1 CONNACK ("unacceptable
+        // protocol version") that libmosquitto cannot parse as v5, or just closes the socket.
+        if useV5, !wasConnected, error.code == Int32(MOSQ_ERR_PROTOCOL.rawValue) || error.code == Int32(MOSQ_ERR_MALFORMED_PACKET.rawValue) {
+            logger.warning("broker did not accept MQTT v5; falling back to 3.1.1", metadata: ["reason": "\(error)"])
+            useV5 = false
+        }
+        teardown()
+        await flushAcks()
+        record(error, level: wasConnected ? .warning : .error)
+        if phase != .running {
+            phase = .stopped
+            return
+        }
+        failedAttempts += 1
+        let delay = backoff(failedAttempts)
+        status.state = .waitingToReconnect
+        let generation = self.generation
+        let continuation = self.continuation
+        timers.append(Task {
+            try? await Task.sleep(for: delay)
+            continuation.yield(.reconnectDue(generation: generation))
+        })
+        timers.removeAll { $0.isCancelled }
+        logger.debug("reconnecting after backoff", metadata: ["delay": "\(delay)", "attempt": "\(failedAttempts)"])
+    }
+
+    /// Capped exponential backoff with jitter: a random wait in the upper half of
+    /// `min(maximum, minimum * 2^(attempt-1))`.
+    func backoff(_ attempt: Int) -> Duration {
+        let ceiling = min(configuration.reconnectMaximum, configuration.reconnectMinimum * (1 << min(attempt - 1, 20)))
+        return ceiling * Double.random(in: 0.5...1.0)
+    }
+
+    func teardown() {
+        connected = false
+        status.connectedSince = nil
+        connection?.closeInBackground()
+        connection = nil
+        generation += 1
+        resetDelivery()
+    }
+
+    /// A new connection starts again from the first unacknowledged row.
+    func resetDelivery() {
+        cursor = 0
+        buffered = []
+        fetchCursor = 0
+        fetchEpoch += 1
+        fetching = false
+        exhausted = false
+        resyncQueue = []
+        inFlight = [:]
+        windowed = 0
+        refused = []
+        status.inFlight = 0
+    }
+
+    func record(_ error: MQTTError, level: Logger.Level) {
+        status.lastError = error.snapshot
+        status.connectionFailures += 1
+        logger.log(level: level, "broker connection failed; will retry", metadata: [
+            "broker": "\(configuration.host):\(configuration.port)", "error": "\(error)", "kind": "\(error.kind.rawValue)",
+        ])
+    }
+}
