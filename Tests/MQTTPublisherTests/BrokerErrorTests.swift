@@ -97,3 +97,30 @@ final class BrokerErrorTests: XCTestCase {
     }
 }
 
+
+final class RefusedPublishTests: XCTestCase {
+    /// A PUBACK with a failure reason (here an ACL denial) keeps the row in the outbox.
+    func testPublishesTheBrokerRefusesStayInTheOutbox() async throws {
+        try requireBroker()
+        let directory = try TemporaryDirectory("mqtt-acl")
+        // Anonymous clients may write chunks and status, not records.
+        try "topic readwrite realtime_data/#\ntopic readwrite gyrogate/#\ntopic readwrite TitanUpUsers/#\n"
+            .write(toFile: directory.file("acl"), atomically: true, encoding: .utf8)
+        let broker = try MosquittoBroker(extraLines: ["acl_file \(directory.file("acl"))"])
+        try broker.start()
+        let gateway = try Gateway(port: broker.port, chunkSize: 20)
+        gateway.start()
+        try await gateway.session(device: "C4:BE:84:00:00:01", startMs: epochMs, samples: 60)
+        let refused = await eventually(timeout: 10) { await gateway.publisher.status.rejected > 0 }
+        XCTAssertTrue(refused)
+        // mosquitto 2.0.11 drops the connection ("Bad socket read/write") right after some denied
+        // publishes; the publisher reconnects, and the refused rows are still not dropped.
+        try await Task.sleep(for: .milliseconds(500))
+        let remaining = try await gateway.store.pendingOutbox(after: 0, limit: 1000).map(\.topic)
+        XCTAssertTrue(remaining.contains { $0.hasPrefix("records/") }, "\(remaining)")
+        let status = await gateway.publisher.status
+        XCTAssertGreaterThan(status.acknowledged, 0, "allowed topics are still delivered")
+        await gateway.stop()
+        broker.stop()
+    }
+}
