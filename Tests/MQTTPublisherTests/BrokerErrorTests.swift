@@ -120,6 +120,7 @@ final class RefusedPublishTests: XCTestCase {
         XCTAssertTrue(remaining.contains { $0.hasPrefix("records/") }, "\(remaining)")
         let status = await gateway.publisher.status
         XCTAssertGreaterThan(status.acknowledged, 0, "allowed topics are still delivered")
+        if ProcessInfo.processInfo.environment["SHOW_BROKER_LOG"] != nil { print((try? String(contentsOfFile: broker.logFile, encoding: .utf8)) ?? "") }
         await gateway.stop()
         broker.stop()
     }
