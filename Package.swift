@@ -19,6 +19,12 @@ let package = Package(
     ],
     targets: [
         .target(name: "GatewayConfig", swiftSettings: strict),
+        // Bluetooth LE host, bottom up: wire primitives, HCI, GAP advertising data, L2CAP, ATT.
+        .target(name: "BluetoothWire", swiftSettings: strict),
+        .target(name: "HCI", dependencies: ["BluetoothWire"], swiftSettings: strict),
+        .target(name: "GAP", dependencies: ["BluetoothWire"], swiftSettings: strict),
+        .target(name: "L2CAP", dependencies: ["BluetoothWire"], swiftSettings: strict),
+        .target(name: "ATT", dependencies: ["BluetoothWire"], swiftSettings: strict),
         // MetaWear protocol as values: commands, packets, module discovery, sample clock.
         .target(name: "MetaWear", swiftSettings: strict),
         .target(
@@ -58,9 +64,17 @@ let package = Package(
             dependencies: ["Capture", "GyroStore", .product(name: "Logging", package: "swift-log"), .product(name: "GRDBSQLite", package: "GRDB.swift")],
             path: "Tests/Benchmarks/StoreBench"
         ),
+        // `swift run -c release ble-bench`
+        .executableTarget(name: "ble-bench", dependencies: ["BluetoothWire", "HCI", "L2CAP", "ATT"], path: "Tests/Benchmarks/BLEBench"),
         // `swift run -c release metawear-bench`
         .executableTarget(name: "metawear-bench", dependencies: ["MetaWear"], path: "Tests/Benchmarks/MetaWearBench"),
         .target(name: "TestSupport", dependencies: [.product(name: "Logging", package: "swift-log")], path: "Tests/Support"),
+        .testTarget(name: "BluetoothWireTests", dependencies: ["BluetoothWire"]),
+        .testTarget(name: "HCITests", dependencies: ["HCI", "BluetoothWire"]),
+        .testTarget(name: "GAPTests", dependencies: ["GAP", "BluetoothWire"]),
+        .testTarget(name: "L2CAPTests", dependencies: ["L2CAP", "BluetoothWire"]),
+        .testTarget(name: "ATTTests", dependencies: ["ATT", "BluetoothWire"]),
+        .testTarget(name: "BLEFuzzTests", dependencies: ["BluetoothWire", "HCI", "GAP", "L2CAP", "ATT"]),
         .testTarget(name: "MetaWearTests", dependencies: ["MetaWear"]),
         .testTarget(name: "GatewayConfigTests", dependencies: ["GatewayConfig"]),
         .testTarget(name: "GyroStoreTests", dependencies: ["GyroStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
