@@ -16,6 +16,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         .target(name: "GatewayConfig", swiftSettings: strict),
@@ -37,10 +38,23 @@ let package = Package(
             dependencies: ["GyroStore", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
+        // The admin API: HTTP/1.1 + JSON on a unix socket, Prometheus metrics, systemd notify.
+        .target(
+            name: "Admin",
+            dependencies: [
+                "GatewayConfig", "GyroStore", "Capture",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
         .target(
             name: "Daemon",
             dependencies: [
-                "GatewayConfig", "GyroStore", "Capture",
+                "GatewayConfig", "GyroStore", "Capture", "Admin",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -49,7 +63,7 @@ let package = Package(
         .executableTarget(
             name: "gyrogate",
             dependencies: [
-                "GatewayConfig", "GyroStore", "Capture", "Daemon",
+                "GatewayConfig", "GyroStore", "Capture", "Daemon", "Admin",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -68,6 +82,12 @@ let package = Package(
         .executableTarget(name: "ble-bench", dependencies: ["BluetoothWire", "HCI", "L2CAP", "ATT"], path: "Tests/Benchmarks/BLEBench"),
         // `swift run -c release metawear-bench`
         .executableTarget(name: "metawear-bench", dependencies: ["MetaWear"], path: "Tests/Benchmarks/MetaWearBench"),
+        // `swift run -c release admin-bench`
+        .executableTarget(
+            name: "admin-bench",
+            dependencies: ["Admin", "Capture", "GyroStore", "GatewayConfig", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/Benchmarks/AdminBench"
+        ),
         .target(name: "TestSupport", dependencies: [.product(name: "Logging", package: "swift-log")], path: "Tests/Support"),
         .testTarget(name: "BluetoothWireTests", dependencies: ["BluetoothWire"]),
         .testTarget(name: "HCITests", dependencies: ["HCI", "BluetoothWire"]),
@@ -78,6 +98,7 @@ let package = Package(
         .testTarget(name: "MetaWearTests", dependencies: ["MetaWear"]),
         .testTarget(name: "GatewayConfigTests", dependencies: ["GatewayConfig"]),
         .testTarget(name: "GyroStoreTests", dependencies: ["GyroStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "AdminTests", dependencies: ["Admin", "Capture", "GyroStore", "GatewayConfig", "TestSupport"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "GyroStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
     ],
     swiftLanguageModes: [.v6]

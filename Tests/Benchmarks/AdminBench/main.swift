@@ -1,0 +1,1 @@
+print("admin-bench")
