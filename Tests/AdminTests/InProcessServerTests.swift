@@ -1,0 +1,141 @@
+@testable import Admin
+import Capture
+import Foundation
+import GatewayConfig
+import GyroStore
+import NIOCore
+import NIOPosix
+import TestSupport
+import XCTest
+
+/// The server and the API in process: injected providers, request timeouts, the watchdog's
+/// progress rule, without a child process.
+final class InProcessServerTests: XCTestCase {
+    struct Fixture {
+        let directory: TemporaryDirectory
+        let store: GyroStore
+        let engine: CaptureEngine
+        let api: AdminAPI
+        var socketPath: String { directory.file("admin.sock") }
+    }
+
+    func fixture(providers: AdminProviders = AdminProviders(), commitInterval: Duration = .milliseconds(200)) throws -> Fixture {
+        let directory = try TemporaryDirectory("gyrogate-admin")
+        let json = """
+            {"gatewayId": "in-process", "timeZone": "UTC", "bluetooth": {"transport": "hci:0"}, "mqtt": {"host": "broker"},
+             "admin": {"socketPath": "\(directory.file("admin.sock"))"}}
+            """
+        let configuration = try GatewayConfiguration.parse(Data(json.utf8), baseDirectory: directory.path)
+        let store = try GyroStore.open(directory: directory.file("data"), logger: testLogger())
+        let engine = CaptureEngine(store: store, rules: CaptureRules(chunkSize: 100, commitInterval: commitInterval),
+                                   calendar: PeriodCalendar(timeZone: TimeZone(identifier: "UTC")!), logger: testLogger())
+        let api = AdminAPI(configuration: configuration, store: store, engine: engine, providers: providers, version: "test",
+                           access: try AdminAccessPolicy())
+        return Fixture(directory: directory, store: store, engine: engine, api: api)
+    }
+
+    func testInjectedProvidersShowInStatusAndResync() async throws {
+        let providers = AdminProviders(
+            publisherStatus: { PublisherStatus(state: "connected", detail: "broker:1883", publishedTotal: 7) },
+            bluetoothStatus: { BluetoothStatus(controller: "powered on", sensors: [:]) },
+            resync: { "re-published 3 retained documents" })
+        let fixture = try fixture(providers: providers)
+        let status = await fixture.api.respond(to: AdminRequest(method: "GET", target: "/v1/status"))
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(status.body)) as? [String: Any])
+        XCTAssertEqual((object["broker"] as? [String: Any])?["state"] as? String, "connected")
+        XCTAssertEqual((object["broker"] as? [String: Any])?["published"] as? Int, 7)
+        XCTAssertEqual((object["radio"] as? [String: Any])?["controller"] as? String, "powered on")
+        let resync = await fixture.api.respond(to: AdminRequest(method: "POST", target: "/v1/resync"))
+        XCTAssertEqual(resync.status, 200)
+        XCTAssertTrue(String(decoding: resync.body, as: UTF8.self).contains("re-published 3"))
+    }
+
+    func testQueryAndPathDecoding() {
+        let request = AdminRequest(method: "GET", target: "/v1/sessions?range=week&user=a%40b+c")
+        XCTAssertEqual(request.path, "/v1/sessions")
+        XCTAssertEqual(request.query, ["range": "week", "user": "a@b c"])
+        XCTAssertEqual(AdminAPI.segments("/v1/documents/records/a%2Fb"), ["v1", "documents", "records", "a/b"])
+        XCTAssertNil(AdminAPI.segments("/v1/%zz"))
+        XCTAssertNil(AdminAPI.segments("v1/status"))
+        XCTAssertEqual(AdminAPI.match(["v1", "sessions", "x", "stop"], ["v1", "sessions", "*", "stop"]), ["x"])
+        XCTAssertNil(AdminAPI.match(["v1", "sessions", "", "stop"], ["v1", "sessions", "*", "stop"]))
+    }
+
+    func testAccessPolicy() throws {
+        let open = try AdminAccessPolicy()
+        XCTAssertTrue(open.permits(nil))
+        let byUid = try AdminAccessPolicy(allowedUids: [1000])
+        XCTAssertTrue(byUid.permits(PeerCredentials(pid: 1, uid: 1000, gid: 1000)))
+        XCTAssertFalse(byUid.permits(PeerCredentials(pid: 1, uid: 1001, gid: 1000)))
+        XCTAssertFalse(byUid.permits(nil))
+        let byGroup = try AdminAccessPolicy(allowedGroups: ["daemon"])
+        XCTAssertTrue(byGroup.permits(PeerCredentials(pid: 1, uid: 4321, gid: 1)))
+        XCTAssertFalse(byGroup.permits(PeerCredentials(pid: 1, uid: 4321, gid: 4321)))
+        XCTAssertThrowsError(try AdminAccessPolicy(allowedGroups: ["no-such-group-gyrogate"]))
+    }
+
+    /// An idle client and a slow one (a byte every 100 ms) are cut off at the request timeout.
+    func testIdleAndSlowClientsAreCutOff() async throws {
+        let fixture = try fixture()
+        var limits = AdminServerLimits()
+        limits.requestTimeout = .milliseconds(500)
+        var settings = fixture.api.configuration.admin
+        settings.mode = 0o600
+        let server = AdminServer(api: fixture.api, settings: settings, limits: limits, logger: testLogger())
+        let channel = try await server.bind()
+        defer { channel.close(promise: nil) }
+        let path = fixture.socketPath
+
+        let idle = try await Task.detached {
+            let client = AdminClient(socketPath: path, timeoutSeconds: 5)
+            let fd = try client.connect()
+            defer { close(fd) }
+            let start = Date()
+            var byte: UInt8 = 0
+            let count = recv(fd, &byte, 1, 0)
+            return (count, Date().timeIntervalSince(start))
+        }.value
+        XCTAssertEqual(idle.0, 0, "the server should close an idle connection")
+        XCTAssertLessThan(idle.1, 3)
+
+        let slow = try await Task.detached {
+            let client = AdminClient(socketPath: path, timeoutSeconds: 5)
+            let fd = try client.connect()
+            defer { close(fd) }
+            let start = Date()
+            for byte in Array("GET /v1/status HTTP/1.1\r\nHost: slow\r\nX-Padding: aaaaaaaaaaaaaaaaaaaa\r\n\r\n".utf8) {
+                if send(fd, [byte], 1, Int32(MSG_NOSIGNAL)) < 0 { break }
+                usleep(100_000)
+            }
+            return Date().timeIntervalSince(start)
+        }.value
+        XCTAssertLessThan(slow, 3, "a slow client should be cut off before it finishes")
+        // The server still answers others.
+        let status = try await Task.detached { try AdminClient(socketPath: path).request("GET", "/v1/status").status }.value
+        XCTAssertEqual(status, 200)
+    }
+
+    /// The watchdog's progress rule with commits stopped: an open session whose samples wait
+    /// uncommitted longer than `stallAfter` without a commit is a stall.
+    func testTheWatchdogSeesCommitsThatStop() async throws {
+        let fixture = try fixture(commitInterval: .seconds(3600))
+        let watchdog = WatchdogService(notifier: SystemdNotifier(environment: [:]), store: fixture.store, engine: fixture.engine,
+                                       logger: testLogger(), stallAfter: .milliseconds(50), environment: [:])
+        let idle = await watchdog.check(lastCommits: -1)
+        XCTAssertTrue(idle.healthy, "no session: idle by design")
+        let sensor = SensorIdentity(device: "AA:01", userId: "u")
+        try await fixture.engine.startSession(sensor: sensor, atMs: 1_795_000_000_000)
+        let afterStart = await watchdog.check(lastCommits: -1)
+        XCTAssertTrue(afterStart.healthy)
+        // Samples appended; with no committer running and a long interval they stay uncommitted.
+        try await fixture.engine.append(sensor: sensor, stream: .gyro, odrHz: 50, range: 2000, firstIndex: 0,
+                                        samples: (0..<10).map { StoredSample(timestampMs: 1_795_000_000_000 + Double($0) * 20, x: 0, y: 0, z: 0) })
+        try await Task.sleep(for: .milliseconds(100))
+        let stalled = await watchdog.check(lastCommits: afterStart.commits)
+        XCTAssertFalse(stalled.healthy, stalled.status)
+        XCTAssertTrue(stalled.status.contains("capture stalled"), stalled.status)
+        try await fixture.engine.flush()
+        let resumed = await watchdog.check(lastCommits: stalled.commits)
+        XCTAssertTrue(resumed.healthy, resumed.status)
+    }
+}
