@@ -19,6 +19,10 @@ public struct AdminAPI: Sendable {
     public let version: String
     public let access: AdminAccessPolicy
     let started = ContinuousClock.now
+    let coalescer = ResponseCoalescer()
+    /// Whether concurrent status and metrics reads share one computation (on by default; the
+    /// benchmark turns it off to measure the difference).
+    public var coalescesReads = true
     let startedAtMs = Date().timeIntervalSince1970 * 1000
 
     public init(configuration: GatewayConfiguration, store: GyroStore, engine: CaptureEngine, providers: AdminProviders = AdminProviders(),
@@ -32,8 +36,18 @@ public struct AdminAPI: Sendable {
         self.access = access
     }
 
-    /// Answers one request; never throws.
+    /// Answers one request; never throws. Concurrent status and metrics reads share one
+    /// computation (`ResponseCoalescer`).
     public func respond(to request: AdminRequest) async -> AdminResponse {
+        if coalescesReads && request.method == "GET" && request.query.isEmpty && (request.path == "/v1/status" || request.path == "/metrics") {
+            return await coalescer.response(for: request.path) { await self.answer(request) }
+        }
+        let response = await answer(request)
+        if request.isMutating { await coalescer.invalidate() }
+        return response
+    }
+
+    func answer(_ request: AdminRequest) async -> AdminResponse {
         do {
             return try await route(request)
         } catch let error as AdminError {

@@ -22,6 +22,9 @@ public struct AdminServerLimits: Sendable {
     public var maxBody = 64 * 1024
     /// A client must have sent its whole request this long after connecting, or it is cut off.
     public var requestTimeout: TimeAmount = .seconds(10)
+    /// Connections served at once; one more is answered 503 and closed at once, so a flood
+    /// of idle connections cannot exhaust the daemon's file descriptors.
+    public var maxConnections = 256
 
     public init() {}
 }

@@ -1,5 +1,7 @@
+import Foundation
 import GatewayConfig
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -39,14 +41,31 @@ public struct AdminServer: Service {
     /// Binds the socket; the returned channel is the listening one.
     public func bind() async throws -> any Channel {
         let path = settings.socketPath
+        let folder = (path as NSString).deletingLastPathComponent
+        if !folder.isEmpty && !FileManager.default.fileExists(atPath: folder) {
+            try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o750])
+        }
         if try AdminSocketFile.prepare(path) == .stale {
             logger.warning("replaced a stale admin socket left by an earlier run", metadata: ["subsystem": "admin", "socket": "\(path)"])
         }
         let api = self.api, limits = self.limits, logger = self.logger
+        let connections = NIOLockedValueBox(0)
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 512)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                let admitted = connections.withLockedValue { count in
+                    guard count < limits.maxConnections else { return false }
+                    count += 1
+                    return true
+                }
+                guard admitted else {
+                    logger.warning("too many admin connections; refusing one", metadata: ["subsystem": "admin", "limit": "\(limits.maxConnections)"])
+                    return channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(RefuseHandler())
+                    }
+                }
+                channel.closeFuture.whenComplete { _ in connections.withLockedValue { $0 -= 1 } }
+                return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandlers([
                         HeadLimitHandler(maxRequestLine: limits.maxRequestLine, maxHead: limits.maxHead),
                         ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)),
@@ -72,6 +91,22 @@ public struct AdminServer: Service {
             throw error
         }
         return channel
+    }
+
+    /// Answers 503 at once and closes: the connection limit is reached.
+    final class RefuseHandler: ChannelInboundHandler {
+        typealias InboundIn = ByteBuffer
+
+        func channelActive(context: ChannelHandlerContext) {
+            let response = AdminResponse.error(503, "busy", "too many admin connections; try again")
+            var out = context.channel.allocator.buffer(capacity: 200 + response.body.count)
+            out.writeString("HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: \(response.body.count)\r\nconnection: close\r\n\r\n")
+            out.writeBytes(response.body)
+            let channel = context.channel
+            context.writeAndFlush(NIOAny(out)).whenComplete { _ in channel.close(promise: nil) }
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
     }
 
     public func run() async throws {

@@ -56,6 +56,7 @@ final class HeadLimitHandler: ChannelInboundHandler {
         var out = context.channel.allocator.buffer(capacity: 256 + response.body.count)
         out.writeString("HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: application/json\r\ncontent-length: \(response.body.count)\r\nconnection: close\r\n\r\n")
         out.writeBytes(response.body)
-        context.writeAndFlush(NIOAny(out)).whenComplete { _ in context.close(promise: nil) }
+        let channel = context.channel
+        context.writeAndFlush(NIOAny(out)).whenComplete { _ in channel.close(promise: nil) }
     }
 }

@@ -50,6 +50,30 @@ final class InProcessServerTests: XCTestCase {
         XCTAssertTrue(String(decoding: resync.body, as: UTF8.self).contains("re-published 3"))
     }
 
+    /// Concurrent status reads share computations; a read after a mutation sees it.
+    func testConcurrentStatusReadsAreCoalescedButNeverStale() async throws {
+        let calls = LockedArray()
+        let providers = AdminProviders(publisherStatus: {
+            calls.append(1)
+            try? await Task.sleep(for: .milliseconds(50))
+            return PublisherStatus(state: "connected")
+        })
+        let fixture = try fixture(providers: providers)
+        let api = fixture.api
+        let statuses = await withTaskGroup(of: Int.self) { group in
+            for _ in 0..<40 { group.addTask { await api.respond(to: AdminRequest(method: "GET", target: "/v1/status")).status } }
+            return await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        XCTAssertEqual(statuses, Array(repeating: 200, count: 40))
+        XCTAssertLessThan(calls.values.count, 10, "40 concurrent reads should share a few computations")
+
+        let started = await api.respond(to: AdminRequest(method: "POST", target: "/v1/sessions", body: Array(#"{"device":"AA:01","userId":"u"}"#.utf8)))
+        XCTAssertEqual(started.status, 201)
+        let status = await api.respond(to: AdminRequest(method: "GET", target: "/v1/status"))
+        let sensors = (try JSONSerialization.jsonObject(with: Data(status.body)) as? [String: Any])?["sensors"] as? [[String: Any]]
+        XCTAssertEqual(sensors?.first?["address"] as? String, "AA:01")
+    }
+
     func testQueryAndPathDecoding() {
         let request = AdminRequest(method: "GET", target: "/v1/sessions?range=week&user=a%40b+c")
         XCTAssertEqual(request.path, "/v1/sessions")
@@ -113,6 +137,29 @@ final class InProcessServerTests: XCTestCase {
         // The server still answers others.
         let status = try await Task.detached { try AdminClient(socketPath: path).request("GET", "/v1/status").status }.value
         XCTAssertEqual(status, 200)
+    }
+
+    /// Beyond `maxConnections`, a connection is answered 503 at once; freed slots are reused.
+    func testConnectionsBeyondTheLimitAreRefused() async throws {
+        let fixture = try fixture()
+        var limits = AdminServerLimits()
+        limits.maxConnections = 2
+        let server = AdminServer(api: fixture.api, settings: fixture.api.configuration.admin, limits: limits, logger: testLogger())
+        let channel = try await server.bind()
+        defer { channel.close(promise: nil) }
+        let path = fixture.socketPath
+        let statuses = try await Task.detached {
+            let client = AdminClient(socketPath: path, timeoutSeconds: 5)
+            let idle = try [client.connect(), client.connect()]
+            usleep(200_000)
+            let refused = try client.request("GET", "/v1/status").status
+            idle.forEach { close($0) }
+            usleep(200_000)
+            let admitted = try client.request("GET", "/v1/status").status
+            return (refused, admitted)
+        }.value
+        XCTAssertEqual(statuses.0, 503)
+        XCTAssertEqual(statuses.1, 200)
     }
 
     /// The watchdog's progress rule with commits stopped: an open session whose samples wait

@@ -34,9 +34,14 @@ let configuration = try GatewayConfiguration.parse(Data("""
     """.utf8), baseDirectory: folder)
 let store = try GyroStore.open(directory: folder + "/store", logger: logger)
 let engine = CaptureEngine(store: store, rules: CaptureRules(chunkSize: 2000), calendar: PeriodCalendar(timeZone: TimeZone(identifier: "UTC")!), logger: logger)
-let api = AdminAPI(configuration: configuration, store: store, engine: engine, version: "bench", access: try AdminAccessPolicy())
+var api = AdminAPI(configuration: configuration, store: store, engine: engine, version: "bench", access: try AdminAccessPolicy())
 let server = AdminServer(api: api, settings: configuration.admin, logger: logger)
 let listener = try await server.bind()
+// The same server without read coalescing, on a second socket, for comparison.
+api.coalescesReads = false
+var plainSettings = configuration.admin
+plainSettings.socketPath = folder + "/admin-plain.sock"
+let plainListener = try await AdminServer(api: api, settings: plainSettings, logger: logger).bind()
 
 final class Counter: @unchecked Sendable {
     private let lock = NSLock()
@@ -53,7 +58,7 @@ final class Flag: @unchecked Sendable {
 }
 
 /// Runs `clients` threads issuing GET /v1/status until `stop` is set; returns when all ended.
-func load(until stop: Flag, counter: Counter) -> Thread {
+func load(until stop: Flag, counter: Counter, socketPath: String = socketPath) -> Thread {
     let done = DispatchGroup()
     for _ in 0..<clients {
         done.enter()
@@ -109,32 +114,37 @@ func captureRun(_ round: Int) async throws -> Double {
 print("admin-bench: \(clients) clients, \(loadSeconds) s of GET /v1/status; capture of \(totalSamples) samples (2,000-point chunks, WAL, synchronous FULL)")
 
 // 1. Requests per second, the socket alone.
-do {
+for (label, path) in [("coalesced reads", socketPath), ("no coalescing", plainSettings.socketPath)] {
     let stop = Flag(), counter = Counter()
     let clock = ContinuousClock()
     let start = clock.now
-    let waiter = load(until: stop, counter: counter)
+    let waiter = load(until: stop, counter: counter, socketPath: path)
     try await Task.sleep(for: .seconds(loadSeconds))
     stop.set()
     while !waiter.isFinished { try await Task.sleep(for: .milliseconds(10)) }
     let elapsed = seconds(clock.now - start)
     let (ok, failed) = counter.totals
-    print(String(format: "GET /v1/status, %d concurrent clients: %.0f requests/s (%d ok, %d failed in %.1f s)", clients, Double(ok) / elapsed, ok, failed, elapsed))
+    print("GET /v1/status, \(clients) concurrent clients (\(label)): " + String(format: "%.0f requests/s (%d ok, %d failed in %.1f s)",
+                 Double(ok) / elapsed, ok, failed, elapsed))
 }
 
 // 2. Capture alone, then under load.
 let alone = try await captureRun(1)
 print(String(format: "capture alone: %.0f samples/s", alone))
-let stop = Flag(), counter = Counter()
-let clock = ContinuousClock()
-let loadStart = clock.now
-let waiter = load(until: stop, counter: counter)
-let loaded = try await captureRun(2)
-stop.set()
-while !waiter.isFinished { try await Task.sleep(for: .milliseconds(10)) }
-let loadElapsed = seconds(clock.now - loadStart)
-let (ok, failed) = counter.totals
-print(String(format: "capture while %d clients hammer GET /v1/status: %.0f samples/s (the socket served %.0f requests/s meanwhile, %d failed)",
-             clients, loaded, Double(ok) / loadElapsed, failed))
-print(String(format: "ratio under load / alone: %.2f", loaded / alone))
+var round = 2
+for (label, path) in [("coalesced reads", socketPath), ("no coalescing", plainSettings.socketPath)] {
+    let stop = Flag(), counter = Counter()
+    let clock = ContinuousClock()
+    let loadStart = clock.now
+    let waiter = load(until: stop, counter: counter, socketPath: path)
+    let loaded = try await captureRun(round)
+    round += 1
+    stop.set()
+    while !waiter.isFinished { try await Task.sleep(for: .milliseconds(10)) }
+    let loadElapsed = seconds(clock.now - loadStart)
+    let (ok, failed) = counter.totals
+    print("capture while \(clients) clients poll GET /v1/status (\(label)): " + String(format: "%.0f samples/s, ratio to alone %.2f (socket served %.0f requests/s meanwhile, %d failed)",
+                 loaded, loaded / alone, Double(ok) / loadElapsed, failed))
+}
 listener.close(promise: nil)
+plainListener.close(promise: nil)
