@@ -52,10 +52,21 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // libmosquitto (apt: libmosquitto-dev), the MQTT client library.
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        .target(
+            name: "MQTTPublisher",
+            dependencies: [
+                "CMosquitto", "GyroStore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
         .target(
             name: "Daemon",
             dependencies: [
-                "GatewayConfig", "GyroStore", "Capture", "Admin",
+                "GatewayConfig", "GyroStore", "Capture", "Admin", "MQTTPublisher",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -89,7 +100,7 @@ let package = Package(
             dependencies: ["Admin", "Capture", "GyroStore", "GatewayConfig", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Benchmarks/AdminBench"
         ),
-        .target(name: "TestSupport", dependencies: [.product(name: "Logging", package: "swift-log")], path: "Tests/Support"),
+        .target(name: "TestSupport", dependencies: ["CMosquitto", .product(name: "Logging", package: "swift-log")], path: "Tests/Support"),
         .testTarget(name: "BluetoothWireTests", dependencies: ["BluetoothWire"]),
         .testTarget(name: "HCITests", dependencies: ["HCI", "BluetoothWire"]),
         .testTarget(name: "GAPTests", dependencies: ["GAP", "BluetoothWire"]),
@@ -100,6 +111,18 @@ let package = Package(
         .testTarget(name: "GatewayConfigTests", dependencies: ["GatewayConfig"]),
         .testTarget(name: "GyroStoreTests", dependencies: ["GyroStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "AdminTests", dependencies: ["Admin", "Capture", "GyroStore", "GatewayConfig", "TestSupport"]),
+        // A child process for the MQTT crash test: captures sessions and publishes them.
+        .executableTarget(name: "mqtt-feeder", dependencies: ["Capture", "GyroStore", "MQTTPublisher"], path: "Tests/Tools/MQTTFeeder"),
+        // `swift run -c release mqtt-bench [DOCUMENTS]`
+        .executableTarget(
+            name: "mqtt-bench",
+            dependencies: ["Capture", "GyroStore", "MQTTPublisher", "CMosquitto", "TestSupport", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/Benchmarks/MQTTBench"
+        ),
+        .testTarget(
+            name: "MQTTPublisherTests",
+            dependencies: ["MQTTPublisher", "Capture", "GyroStore", "TestSupport", "CMosquitto", .product(name: "Logging", package: "swift-log")]
+        ),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "GyroStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
     ],
     swiftLanguageModes: [.v6]

@@ -26,6 +26,7 @@ extension CaptureEngine {
             try await store.commit(changes)
             counters.commits += 1
             counters.committedSamples += samples
+            onCommit()
         } catch {
             failed = changes
             failedSamples = samples

@@ -21,6 +21,8 @@ public actor CaptureEngine {
     let logger: Logger
     /// Epoch milliseconds now; injected so that tests control idle timeouts.
     let now: @Sendable () -> Double
+    /// Called after every successful commit (the daemon wakes the MQTT publisher with it).
+    let onCommit: @Sendable () -> Void
 
     var open: [String: OpenSession] = [:]
     var pending = StoreChanges()
@@ -39,13 +41,15 @@ public actor CaptureEngine {
     var uncommittedSamples: Int64 = 0
 
     public init(store: GyroStore, rules: CaptureRules, calendar: PeriodCalendar, renderer: DocumentRenderer = DocumentRenderer(),
-                logger: Logger, now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 * 1000 }) {
+                logger: Logger, now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 * 1000 },
+                onCommit: @escaping @Sendable () -> Void = {}) {
         self.store = store
         self.rules = rules
         self.calendar = calendar
         self.renderer = renderer
         self.logger = logger
         self.now = now
+        self.onCommit = onCommit
     }
 
     // MARK: - Samples

@@ -4,6 +4,7 @@ import Foundation
 import GatewayConfig
 import GyroStore
 import Logging
+import MQTTPublisher
 import ServiceLifecycle
 
 /// Builds the gateway's services from a configuration and runs them in one `ServiceGroup`:
@@ -13,6 +14,7 @@ public struct GatewayDaemon: Sendable {
     public let configuration: GatewayConfiguration
     public let store: GyroStore
     public let capture: CaptureEngine
+    public let publisher: MQTTPublisher
     let logger: Logger
     /// What the admin API shows from modules it does not import (publisher, BLE host).
     public var adminProviders = AdminProviders()
@@ -23,9 +25,11 @@ public struct GatewayDaemon: Sendable {
         self.configuration = configuration
         self.logger = logger
         store = try GyroStore.open(directory: configuration.dataDirectory, maxBytes: configuration.retention.maxStoreBytes, logger: logger)
+        let publisher = MQTTPublisher(store: store, configuration: PublisherConfiguration(configuration), logger: logger)
+        self.publisher = publisher
         capture = CaptureEngine(store: store, rules: CaptureRules(configuration), calendar: PeriodCalendar(configuration),
                                 renderer: DocumentRenderer(location: configuration.location.map { ($0.latitude, $0.longitude) }),
-                                logger: logger)
+                                logger: logger, onCommit: { publisher.outboxChanged() })
     }
 
     public func run() async throws {
@@ -39,6 +43,8 @@ public struct GatewayDaemon: Sendable {
         let group = ServiceGroup(
             configuration: .init(
                 services: [
+                    // First, so it stops last: capture's final documents are committed before it leaves.
+                    .init(service: MQTTPublisherService(publisher: publisher)),
                     .init(service: CaptureService(engine: capture, store: store, logger: logger)),
                 ] + admin,
                 gracefulShutdownSignals: [.sigterm, .sigint],
@@ -80,6 +86,19 @@ extension CaptureRules {
                   retainChunks: configuration.mqtt.retainChunks)
     }
 }
+
+extension PublisherConfiguration {
+    public init(_ configuration: GatewayConfiguration, version: String = gyrogateVersion) {
+        let mqtt = configuration.mqtt
+        self.init(host: mqtt.host, port: mqtt.port, clientId: mqtt.clientId, gatewayId: configuration.gatewayId, version: version,
+                  username: mqtt.username, password: mqtt.password?.value,
+                  tls: mqtt.tls.map { TLSFiles(caFile: $0.caFile, certFile: $0.certFile, keyFile: $0.keyFile) },
+                  topicPrefix: mqtt.topicPrefix, keepaliveSeconds: mqtt.keepaliveSeconds)
+    }
+}
+
+/// Shown in the MQTT presence document.
+public let gyrogateVersion = "0.1.0"
 
 extension PeriodCalendar {
     public init(_ configuration: GatewayConfiguration) {

@@ -1,0 +1,25 @@
+/// Everything the publisher reacts to, delivered through one `AsyncStream` in the order it
+/// happened: libmosquitto's callbacks (from its network thread) and the publisher's own
+/// wake-ups (new outbox rows, resync, timers, shutdown).
+///
+/// Events of a connection carry its `generation`; events of a connection that has since
+/// been torn down are ignored.
+enum MQTTEvent: Sendable {
+    /// Opening the socket (TCP, TLS, CONNECT) failed before any callback could run.
+    case openFailed(generation: Int, error: MQTTError)
+    /// The network loop ended by itself (connection lost, TLS or protocol error).
+    case loopEnded(generation: Int, error: MQTTError)
+    /// An error libmosquitto logged (OpenSSL's reason for a TLS failure), kept for the next error.
+    case libraryError(generation: Int, message: String)
+    /// CONNACK: `reason` 0 is success (a v5 reason code, or a v3.1.1 return code).
+    case connected(generation: Int, reason: Int32, sessionPresent: Bool)
+    /// The connection is gone; `reason` is a v5 reason code (>= 128) or a `MOSQ_ERR_*` value.
+    case disconnected(generation: Int, reason: Int32)
+    /// PUBACK for QoS 1 (or "written" for QoS 0); `reason` is the v5 PUBACK reason code.
+    case published(generation: Int, mid: Int32, reason: Int32)
+    case outboxChanged
+    case resync
+    case reconnectDue(generation: Int)
+    case shutdown
+    case shutdownTimeout
+}

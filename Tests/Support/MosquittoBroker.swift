@@ -1,0 +1,90 @@
+import Foundation
+
+/// A real mosquitto broker on a free loopback port, with a generated config in a temp dir.
+///
+/// `max_queued_messages 0` (no limit): a no-loss test must not measure the broker's default
+/// queue of 1,000 (`stack-facts.md`). Persistence only when asked (then it survives `restart`).
+public final class MosquittoBroker: @unchecked Sendable {
+    public static let executable = ["/usr/sbin/mosquitto", "/usr/bin/mosquitto"].first { FileManager.default.isExecutableFile(atPath: $0) }
+
+    public let port: Int
+    public let directory: TemporaryDirectory
+    let extraLines: [String]
+    let persistence: Bool
+    var process: ChildProcess?
+
+    public init(persistence: Bool = false, extraLines: [String] = [], port: Int? = nil) throws {
+        self.port = port ?? Self.freePort()
+        self.persistence = persistence
+        self.extraLines = extraLines
+        directory = try TemporaryDirectory("mosquitto")
+    }
+
+    public var logFile: String { directory.file("mosquitto.log") }
+
+    public func start() throws {
+        guard let executable = Self.executable else { throw BrokerError.notInstalled }
+        var lines = [
+            "listener \(port) 127.0.0.1",
+            "allow_anonymous true",
+            "max_queued_messages 0",
+            "user root",
+            "log_dest file \(logFile)",
+            "log_type all",
+        ]
+        if persistence {
+            lines += ["persistence true", "persistence_location \(directory.path)/", "autosave_interval 1"]
+        }
+        lines += extraLines
+        let config = directory.file("mosquitto.conf")
+        try (lines.joined(separator: "\n") + "\n").write(toFile: config, atomically: true, encoding: .utf8)
+        let process = try ChildProcess(executable, ["-c", config])
+        self.process = process
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if Self.canConnect(port: port) { return }
+            guard process.isRunning else { throw BrokerError.exited(log: (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "") }
+            usleep(20_000)
+        }
+        throw BrokerError.notListening(port)
+    }
+
+    /// SIGTERM (mosquitto saves its persistence file) and wait.
+    public func stop() {
+        process?.stop()
+        process = nil
+    }
+
+    deinit { stop() }
+
+    public static func freePort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    public static func canConnect(port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
+    }
+
+    public enum BrokerError: Error {
+        case notInstalled
+        case exited(log: String)
+        case notListening(Int)
+    }
+}
