@@ -30,6 +30,7 @@ public struct GatewayDaemon: Sendable {
         capture = CaptureEngine(store: store, rules: CaptureRules(configuration), calendar: PeriodCalendar(configuration),
                                 renderer: DocumentRenderer(location: configuration.location.map { ($0.latitude, $0.longitude) }),
                                 logger: logger, onCommit: { publisher.outboxChanged() })
+        adminProviders = .publisher(publisher)
     }
 
     public func run() async throws {
