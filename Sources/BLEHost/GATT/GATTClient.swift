@@ -9,7 +9,7 @@ import BluetoothWire
 /// fails the running request with ``GATTError/disconnected(request:)`` and finishes every
 /// notification stream.
 public actor GATTClient {
-    let bearer: ATTBearer
+    nonisolated let bearer: ATTBearer
     private var busy = false
     private var queue: [CheckedContinuation<Void, Never>] = []
 
