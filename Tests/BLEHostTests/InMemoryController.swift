@@ -14,9 +14,15 @@ final class InMemoryController: HCITransport {
     private let sent = Mutex<[H4Packet]>([])
     /// Whether ACL from the host gets a Number Of Completed Packets at once.
     let completesACL: Bool
+    /// Whether LE Create Connection completes at once (else only LE Create Connection Cancel ends it).
+    let completesConnections: Bool
+    /// Opcodes answered with Command Complete/Status granting zero credits.
+    let zeroCreditOpcodes: Set<HCIOpcode>
 
-    init(completesACL: Bool = true) {
+    init(completesACL: Bool = true, completesConnections: Bool = true, zeroCreditOpcodes: Set<HCIOpcode> = []) {
         self.completesACL = completesACL
+        self.completesConnections = completesConnections
+        self.zeroCreditOpcodes = zeroCreditOpcodes
         let (stream, continuation) = AsyncThrowingStream<H4Packet, any Error>.makeStream()
         self.stream = Mutex(stream)
         self.continuation = continuation
@@ -77,13 +83,14 @@ final class InMemoryController: HCITransport {
     private func answer(_ opcode: HCIOpcode, parameters: [UInt8]) {
         switch opcode {
         case .leCreateConnection, .disconnect, .leConnectionUpdate:
-            inject(HCIEvent.commandStatus(CommandStatusEvent(status: .success, numHCICommandPackets: 1, commandOpcode: opcode)).h4Bytes())
+            inject(HCIEvent.commandStatus(CommandStatusEvent(status: .success, numHCICommandPackets: credits(opcode),
+                                                             commandOpcode: opcode)).h4Bytes())
             if opcode == .disconnect, parameters.count >= 2 {
                 let handle = UInt16(parameters[0]) | UInt16(parameters[1]) << 8
                 inject(HCIEvent.disconnectionComplete(DisconnectionCompleteEvent(
                     status: .success, connectionHandle: handle, reason: .connectionTerminatedByLocalHost)).h4Bytes())
             }
-            if opcode == .leCreateConnection, parameters.count >= 12 {
+            if opcode == .leCreateConnection, completesConnections, parameters.count >= 12 {
                 let address = BluetoothAddress(littleEndianBytes: parameters[6..<12]) ?? .zero
                 let complete = LEConnectionCompleteEvent(
                     status: .success, connectionHandle: 0x0040, role: LERole(rawValue: 0),
@@ -91,13 +98,24 @@ final class InMemoryController: HCITransport {
                     supervisionTimeout: 400, centralClockAccuracy: 0)
                 inject(HCIEvent.leMeta(.connectionComplete(complete)).h4Bytes())
             }
+        case .leCreateConnectionCancel:
+            inject(HCIEvent.commandComplete(CommandCompleteEvent(numHCICommandPackets: credits(opcode), commandOpcode: opcode,
+                                                                 returnParameters: [0])).h4Bytes())
+            inject(HCIEvent.leMeta(.connectionComplete(LEConnectionCompleteEvent(
+                status: .unknownConnectionIdentifier, connectionHandle: 0, role: LERole(rawValue: 0), peerAddressType: .public,
+                peerAddress: .zero, connectionInterval: 0, peripheralLatency: 0, supervisionTimeout: 0,
+                centralClockAccuracy: 0))).h4Bytes())
         default:
             var returned: [UInt8] = [0]
             if opcode == .leReadBufferSize { returned = [0, 27, 0, 4] }
             if opcode == .readBDADDR { returned = [0, 1, 2, 3, 4, 5, 6] }
-            inject(HCIEvent.commandComplete(CommandCompleteEvent(numHCICommandPackets: 1, commandOpcode: opcode,
+            inject(HCIEvent.commandComplete(CommandCompleteEvent(numHCICommandPackets: credits(opcode), commandOpcode: opcode,
                                                                  returnParameters: returned)).h4Bytes())
         }
+    }
+
+    private func credits(_ opcode: HCIOpcode) -> UInt8 {
+        zeroCreditOpcodes.contains(opcode) ? 0 : 1
     }
 
     func packets() -> AsyncThrowingStream<H4Packet, any Error> {

@@ -175,4 +175,48 @@ final class ScriptedHostTests: XCTestCase {
         XCTAssertEqual(status.aclPacketsSent, 6)
         await host.stop()
     }
+
+    func testCancellingAConnectTaskCancelsTheAttempt() async throws {
+        let slow = InMemoryController(completesConnections: false)
+        let host = BLEHost(transport: slow, logger: Logger(label: "test"))
+        try await host.start()
+        let address = try BluetoothAddress(parsing: "C4:BE:84:00:00:03")
+        let attempt = Task { try await host.connect(to: address, addressType: .public, timeout: .seconds(30)) }
+        try await waitFor { !slow.commands(.leCreateConnection).isEmpty }
+        attempt.cancel()
+        do {
+            _ = try await attempt.value
+            XCTFail("connected")
+        } catch let error as BLEHostError {
+            XCTAssertEqual(error, .cancelled)
+        }
+        XCTAssertEqual(slow.commands(.leCreateConnectionCancel).count, 1)
+        let status = await host.status()
+        XCTAssertFalse(status.isConnecting)
+        // The initiator is free again.
+        do {
+            _ = try await host.connect(to: address, addressType: .public, timeout: .milliseconds(100))
+        } catch let error as BLEHostError {
+            XCTAssertEqual(error, .connectTimeout(address: address, after: .milliseconds(100)))
+        }
+        await host.stop()
+    }
+
+    func testZeroCommandCreditsFailTheNextCommandInsteadOfHanging() async throws {
+        let stingy = InMemoryController(zeroCreditOpcodes: [.leSetRandomAddress])
+        var configuration = BLEHostConfiguration()
+        configuration.commandTimeout = .milliseconds(200)
+        let host = BLEHost(transport: stingy, configuration: configuration, logger: Logger(label: "test"))
+        try await host.start()
+        do {
+            _ = try await host.scan(for: .milliseconds(10))
+            XCTFail("scanned without a command credit")
+        } catch let error as BLEHostError {
+            XCTAssertEqual(error, .commandTimeout(opcode: .leSetScanParameters, after: .milliseconds(200)))
+        }
+        let status = await host.status()
+        XCTAssertEqual(status.commandTimeouts, 1)
+        XCTAssertTrue(stingy.commands(.leSetScanParameters).isEmpty, "sent without a credit")
+        await host.stop()
+    }
 }
