@@ -241,4 +241,30 @@ final class PeerIntegrationTests: XCTestCase {
         XCTAssertEqual(value10, 0)
         await host.stop()
     }
+
+    // stop() disconnects, closes the transport, and the controller side sees the client go.
+    func testStopReleasesLinksAndTheTransport() async throws {
+        let peer = try requirePeer()
+        let host = try await makeHost(peer)
+        let found = try await scanSensors(host, expected: 1)
+        let sensor = try XCTUnwrap(found.first)
+        let connection = try await host.connect(to: sensor.address, addressType: sensor.addressType)
+        let handles = try await MetaWearGATT.discover(connection)
+        let stream = try await connection.gatt.subscribe(handles.notify)
+        await host.stop()
+        for await _ in stream {}
+        let connected = await connection.isConnected
+        XCTAssertFalse(connected)
+        let status = await host.status()
+        XCTAssertEqual(status.state, .stopped)
+        var controller: [String: Any] = [:]
+        for _ in 0..<50 {
+            controller = try peer.status().controller
+            if controller["hci_client_connected"] as? Bool == false { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        XCTAssertEqual(controller["hci_client_connected"] as? Bool, false)
+        let sensors = try peer.status().sensors
+        XCTAssertEqual(sensors.filter { $0["connected"] as? Bool == true }.count, 0)
+    }
 }
