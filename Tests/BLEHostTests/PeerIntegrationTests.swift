@@ -43,6 +43,8 @@ final class PeerIntegrationTests: XCTestCase {
         var configuration = BLEHostConfiguration()
         configure(&configuration)
         let host = BLEHost(transport: transport, configuration: configuration, logger: Self.logger)
+        // The peer serves one HCI client at a time: a failed test must not leave its host connected.
+        addTeardownBlock { await host.stop() }
         try await host.start()
         return host
     }
@@ -266,5 +268,29 @@ final class PeerIntegrationTests: XCTestCase {
         XCTAssertEqual(controller["hci_client_connected"] as? Bool, false)
         let sensors = try peer.status().sensors
         XCTAssertEqual(sensors.filter { $0["connected"] as? Bool == true }.count, 0)
+    }
+
+    // `gyrogate scan` lists the emulated sensors (the binary is built with the tests).
+    func testGyrogateScanCommandListsSensors() throws {
+        let peer = try requirePeer()
+        let bundle = Bundle(for: Self.self).bundleURL
+        let candidates = [bundle.appendingPathComponent("gyrogate"), bundle.deletingLastPathComponent().appendingPathComponent("gyrogate"),
+                          MetaWearPeer.packageRoot.appendingPathComponent(".build/debug/gyrogate")]
+        guard let binary = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
+            throw XCTSkip("gyrogate binary not built next to the tests (\(candidates.map(\.path)))")
+        }
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["scan", "--transport", peer.transportSpec, "--seconds", "1.5", "--json"]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0)
+        let list = try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [[String: Any]])
+        XCTAssertEqual(list.count, Self.sensorCount)
+        XCTAssertTrue(list.allSatisfy { $0["name"] as? String == "MetaWear" && $0["metawear"] as? Bool == true })
+        XCTAssertEqual(list.first?["address"] as? String, "C4:BE:84:00:00:01")
     }
 }
