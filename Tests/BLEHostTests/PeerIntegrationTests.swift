@@ -65,10 +65,16 @@ final class PeerIntegrationTests: XCTestCase {
         XCTAssertEqual(sensors.count, Self.sensorCount, "found \(sensors)")
         XCTAssertTrue(sensors.allSatisfy { $0.name == "MetaWear" && $0.isConnectable })
 
-        var connections: [LEConnection] = []
-        for sensor in sensors {
-            connections.append(try await host.connect(to: sensor.address, addressType: sensor.addressType))
+        // Four connects at once: the host runs them one after the other on the single initiator.
+        let connections = try await withThrowingTaskGroup(of: LEConnection.self) { group in
+            for sensor in sensors {
+                group.addTask { try await host.connect(to: sensor.address, addressType: sensor.addressType) }
+            }
+            var all: [LEConnection] = []
+            for try await connection in group { all.append(connection) }
+            return all.sorted { $0.peer < $1.peer }
         }
+        XCTAssertEqual(connections.map(\.peer), sensors.map(\.address))
         let value1 = await host.status().connections.count
         XCTAssertEqual(value1, Self.sensorCount)
 
