@@ -26,6 +26,15 @@ let package = Package(
         .target(name: "GAP", dependencies: ["BluetoothWire"], swiftSettings: strict),
         .target(name: "L2CAP", dependencies: ["BluetoothWire"], swiftSettings: strict),
         .target(name: "ATT", dependencies: ["BluetoothWire"], swiftSettings: strict),
+        // Kernel HCI socket structures and termios setup in C (no libbluetooth: it is GPL).
+        .target(name: "CHCISocket"),
+        // The LE host: transports, HCI controller, connections, L2CAP, GATT client.
+        .target(
+            name: "BLEHost",
+            dependencies: ["BluetoothWire", "HCI", "GAP", "L2CAP", "ATT", "CHCISocket",
+                           .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
         // MetaWear protocol as values: commands, packets, module discovery, sample clock.
         .target(name: "MetaWear", swiftSettings: strict),
         .target(
@@ -75,7 +84,7 @@ let package = Package(
         .executableTarget(
             name: "gyrogate",
             dependencies: [
-                "GatewayConfig", "GyroStore", "Capture", "Daemon", "Admin",
+                "GatewayConfig", "GyroStore", "Capture", "Daemon", "Admin", "BLEHost", "BluetoothWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -92,6 +101,12 @@ let package = Package(
         ),
         // `swift run -c release ble-bench`
         .executableTarget(name: "ble-bench", dependencies: ["BluetoothWire", "HCI", "L2CAP", "ATT"], path: "Tests/Benchmarks/BLEBench"),
+        // `swift run -c release ble-host-bench`: the whole host against the bumble peer at 3200 Hz.
+        .executableTarget(
+            name: "ble-host-bench",
+            dependencies: ["BLEHost", "BluetoothWire", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/Benchmarks/BLEHostBench"
+        ),
         // `swift run -c release metawear-bench`
         .executableTarget(name: "metawear-bench", dependencies: ["MetaWear"], path: "Tests/Benchmarks/MetaWearBench"),
         // `swift run -c release admin-bench`
@@ -108,6 +123,8 @@ let package = Package(
         .testTarget(name: "ATTTests", dependencies: ["ATT", "BluetoothWire"]),
         .testTarget(name: "BLEFuzzTests", dependencies: ["BluetoothWire", "HCI", "GAP", "L2CAP", "ATT"]),
         .testTarget(name: "MetaWearTests", dependencies: ["MetaWear"]),
+        .testTarget(name: "BLEHostTests", dependencies: ["BLEHost", "BluetoothWire", "HCI", "GAP", "L2CAP", "ATT",
+                                                         .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "GatewayConfigTests", dependencies: ["GatewayConfig"]),
         .testTarget(name: "GyroStoreTests", dependencies: ["GyroStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "AdminTests", dependencies: ["Admin", "Capture", "GyroStore", "GatewayConfig", "TestSupport"]),
