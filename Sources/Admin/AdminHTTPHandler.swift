@@ -94,6 +94,8 @@ final class AdminHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             promise.futureResult.whenSuccess { response in
                 let (handler, context) = bound.value
+                // The client may have gone while the request was being answered.
+                guard context.channel.isActive else { return }
                 handler.write(context, response, method: request.method, path: request.path)
             }
         }
