@@ -74,6 +74,36 @@ final class InProcessServerTests: XCTestCase {
         XCTAssertEqual(sensors?.first?["address"] as? String, "AA:01")
     }
 
+    /// Metric values follow capture: received, missing, duplicates, gaps, commits, sessions.
+    func testMetricsCountWhatCaptureDid() async throws {
+        let fixture = try fixture()
+        let sensor = SensorIdentity(device: "AA:01", userId: "u")
+        let t0 = 1_795_000_000_000.0
+        func samples(_ range: Range<Int>) -> [StoredSample] { range.map { StoredSample(timestampMs: t0 + Double($0) * 20, x: 1, y: 2, z: 3) } }
+        try await fixture.engine.startSession(sensor: sensor, atMs: t0)
+        try await fixture.engine.append(sensor: sensor, stream: .gyro, odrHz: 50, range: 2000, firstIndex: 0, samples: samples(0..<50))
+        try await fixture.engine.append(sensor: sensor, stream: .gyro, odrHz: 50, range: 2000, firstIndex: 60, samples: samples(60..<100))
+        try await fixture.engine.append(sensor: sensor, stream: .gyro, odrHz: 50, range: 2000, firstIndex: 90, samples: samples(90..<100))
+        try await fixture.engine.flush()
+        let response = await fixture.api.respond(to: AdminRequest(method: "GET", target: "/metrics"))
+        let values = Dictionary(String(decoding: response.body, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap { line in
+            let parts = line.split(separator: " ")
+            return parts.count == 2 ? (String(parts[0]), Double(parts[1]) ?? -1) : nil
+        }, uniquingKeysWith: { $1 })
+        XCTAssertEqual(values["gyrogate_samples_received_total"], 90)
+        XCTAssertEqual(values["gyrogate_samples_expected"], 100)
+        XCTAssertEqual(values["gyrogate_samples_missing_total"], 10)
+        XCTAssertEqual(values["gyrogate_samples_duplicate_total"], 10)
+        XCTAssertEqual(values["gyrogate_gaps_total"], 1)
+        XCTAssertEqual(values["gyrogate_sessions_started_total"], 1)
+        XCTAssertEqual(values["gyrogate_sessions_open"], 1)
+        XCTAssertGreaterThanOrEqual(values["gyrogate_commits_total"] ?? 0, 2)
+        XCTAssertGreaterThan(values["gyrogate_outbox_depth"] ?? 0, 0)
+        XCTAssertGreaterThan(values["gyrogate_outbox_bytes"] ?? 0, 0)
+        XCTAssertGreaterThan(values["gyrogate_store_bytes"] ?? 0, 0)
+        XCTAssertGreaterThan(values["gyrogate_process_resident_memory_bytes"] ?? 0, 1_000_000)
+    }
+
     func testQueryAndPathDecoding() {
         let request = AdminRequest(method: "GET", target: "/v1/sessions?range=week&user=a%40b+c")
         XCTAssertEqual(request.path, "/v1/sessions")
