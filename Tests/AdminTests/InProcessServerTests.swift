@@ -169,6 +169,27 @@ final class InProcessServerTests: XCTestCase {
         XCTAssertEqual(status, 200)
     }
 
+    /// The progress rule alone: failing commits, commits, idleness, old uncommitted samples.
+    func testTheProgressRule() {
+        var before = CaptureCounters()
+        before.commits = 10
+        before.failedCommits = 1
+        var committed = before
+        committed.commits = 11
+        var failing = before
+        failing.failedCommits = 3
+        let stall = WatchdogService.stall
+        XCTAssertNil(stall(before, committed, 1, .seconds(60), .seconds(10)), "a commit is progress")
+        XCTAssertNil(stall(before, before, 0, nil, .seconds(10)), "no session: idle by design")
+        XCTAssertNil(stall(before, before, 2, nil, .seconds(10)), "nothing waiting: a quiet sensor")
+        XCTAssertNil(stall(before, before, 2, .seconds(3), .seconds(10)), "waiting less than stallAfter")
+        XCTAssertNotNil(stall(before, before, 2, .seconds(11), .seconds(10)), "samples waiting with no commit")
+        XCTAssertNotNil(stall(before, failing, 0, nil, .seconds(10)), "commits failing, none succeeding")
+        var both = failing
+        both.commits = 11
+        XCTAssertNil(stall(before, both, 1, nil, .seconds(10)), "a retry that succeeded is progress")
+    }
+
     /// Beyond `maxConnections`, a connection is answered 503 at once; freed slots are reused.
     func testConnectionsBeyondTheLimitAreRefused() async throws {
         let fixture = try fixture()
@@ -198,21 +219,21 @@ final class InProcessServerTests: XCTestCase {
         let fixture = try fixture(commitInterval: .seconds(3600))
         let watchdog = WatchdogService(notifier: SystemdNotifier(environment: [:]), store: fixture.store, engine: fixture.engine,
                                        logger: testLogger(), stallAfter: .milliseconds(50), environment: [:])
-        let idle = await watchdog.check(lastCommits: -1)
+        let idle = await watchdog.check(previous: nil)
         XCTAssertTrue(idle.healthy, "no session: idle by design")
         let sensor = SensorIdentity(device: "AA:01", userId: "u")
         try await fixture.engine.startSession(sensor: sensor, atMs: 1_795_000_000_000)
-        let afterStart = await watchdog.check(lastCommits: -1)
+        let afterStart = await watchdog.check(previous: nil)
         XCTAssertTrue(afterStart.healthy)
         // Samples appended; with no committer running and a long interval they stay uncommitted.
         try await fixture.engine.append(sensor: sensor, stream: .gyro, odrHz: 50, range: 2000, firstIndex: 0,
                                         samples: (0..<10).map { StoredSample(timestampMs: 1_795_000_000_000 + Double($0) * 20, x: 0, y: 0, z: 0) })
         try await Task.sleep(for: .milliseconds(100))
-        let stalled = await watchdog.check(lastCommits: afterStart.commits)
+        let stalled = await watchdog.check(previous: afterStart.counters)
         XCTAssertFalse(stalled.healthy, stalled.status)
         XCTAssertTrue(stalled.status.contains("capture stalled"), stalled.status)
         try await fixture.engine.flush()
-        let resumed = await watchdog.check(lastCommits: stalled.commits)
+        let resumed = await watchdog.check(previous: stalled.counters)
         XCTAssertTrue(resumed.healthy, resumed.status)
     }
 }
