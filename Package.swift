@@ -99,7 +99,7 @@ let package = Package(
         .testTarget(name: "MetaWearTests", dependencies: ["MetaWear"]),
         .testTarget(name: "GatewayConfigTests", dependencies: ["GatewayConfig"]),
         .testTarget(name: "GyroStoreTests", dependencies: ["GyroStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "AdminTests", dependencies: ["Admin", "Capture", "GyroStore", "GatewayConfig", "TestSupport"]),
+        .testTarget(name: "AdminTests", dependencies: ["Admin", "Capture", "GyroStore", "GatewayConfig", "TestSupport", .product(name: "NIOCore", package: "swift-nio")]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "GyroStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
     ],
     swiftLanguageModes: [.v6]

@@ -4,7 +4,6 @@ import Foundation
 import GatewayConfig
 import GyroStore
 import NIOCore
-import NIOPosix
 import TestSupport
 import XCTest
 
