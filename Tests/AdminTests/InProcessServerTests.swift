@@ -189,6 +189,20 @@ final class InProcessServerTests: XCTestCase {
         XCTAssertNil(stall(before, both, 1, nil, .seconds(10)), "a retry that succeeded is progress")
     }
 
+    /// `Expect: 100-continue` gets the interim response before the final one.
+    func testExpectContinue() async throws {
+        let fixture = try fixture()
+        let channel = try await AdminServer(api: fixture.api, settings: fixture.api.configuration.admin, logger: testLogger()).bind()
+        defer { channel.close(promise: nil) }
+        let path = fixture.socketPath
+        let text = try await Task.detached {
+            let body = #"{"device":"AA:01","userId":"u"}"#
+            let raw = "POST /v1/sessions HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+            return String(decoding: try AdminClient(socketPath: path).exchange(Array(raw.utf8)), as: UTF8.self)
+        }.value
+        XCTAssertTrue(text.hasPrefix("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\n"), text)
+    }
+
     /// Beyond `maxConnections`, a connection is answered 503 at once; freed slots are reused.
     func testConnectionsBeyondTheLimitAreRefused() async throws {
         let fixture = try fixture()
