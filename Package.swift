@@ -127,7 +127,7 @@ let package = Package(
                                                          .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "GatewayConfigTests", dependencies: ["GatewayConfig"]),
         .testTarget(name: "GyroStoreTests", dependencies: ["GyroStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "AdminTests", dependencies: ["Admin", "Capture", "GyroStore", "GatewayConfig", "TestSupport"]),
+        .testTarget(name: "AdminTests", dependencies: ["Admin", "Capture", "GyroStore", "GatewayConfig", "TestSupport", .product(name: "NIOCore", package: "swift-nio")]),
         // A child process for the MQTT crash test: captures sessions and publishes them.
         .executableTarget(name: "mqtt-feeder", dependencies: ["Capture", "GyroStore", "MQTTPublisher"], path: "Tests/Tools/MQTTFeeder"),
         // `swift run -c release mqtt-bench [DOCUMENTS]`

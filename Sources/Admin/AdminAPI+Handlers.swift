@@ -30,7 +30,7 @@ extension AdminAPI {
             "outbox": ["depth": outbox.depth, "bytes": outbox.bytes,
                        "oldestAgeSeconds": outbox.oldestCreatedAt.map { max(0, nowSeconds - $0) as Any } ?? NSNull()],
             "store": ["usedBytes": used, "maxBytes": store.maxBytes, "evictedUnpublishedChunks": evicted, "prunedChunks": pruned],
-            "capture": ["committedSamples": counters.committedSamples, "missingSamples": counters.missingSamples,
+            "capture": ["committedSamples": counters.committedSamples, "missingSamples": counters.missingSamples, "gaps": counters.gaps,
                         "duplicateSamples": counters.duplicateSamples, "commits": counters.commits, "failedCommits": counters.failedCommits,
                         "sessionsStarted": counters.sessionsStarted, "sessionsClosed": counters.sessionsClosed],
             "sensors": try await sensors(),

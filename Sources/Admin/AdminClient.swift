@@ -121,6 +121,7 @@ public struct AdminClient: Sendable {
             guard let colon = line.firstIndex(of: ":") else { continue }
             headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
+        if (100..<200).contains(status) && status != 101 { return try parse(Array(raw[(end + 4)...])) }  // interim response
         var body = Array(raw[(end + 4)...])
         if let length = headers["content-length"].flatMap(Int.init), length <= body.count { body = Array(body[..<length]) }
         return Response(status: status, headers: headers, body: body)

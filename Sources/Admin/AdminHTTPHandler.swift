@@ -77,6 +77,10 @@ final class AdminHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             if let length = requestHead.headers.first(name: "content-length").flatMap(Int.init), length > limits.maxBody {
                 return fail(context, 413, "payload_too_large", "the body is larger than \(limits.maxBody) bytes")
             }
+            // curl and others wait for this before sending a body over 1 KiB.
+            if requestHead.headers.first(name: "expect")?.lowercased() == "100-continue" {
+                context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: requestHead.version, status: .continue))), promise: nil)
+            }
         case .body(var chunk):
             if (body?.readableBytes ?? 0) + chunk.readableBytes > limits.maxBody {
                 return fail(context, 413, "payload_too_large", "the body is larger than \(limits.maxBody) bytes")
@@ -94,6 +98,8 @@ final class AdminHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             promise.futureResult.whenSuccess { response in
                 let (handler, context) = bound.value
+                // The client may have gone while the request was being answered.
+                guard context.channel.isActive else { return }
                 handler.write(context, response, method: request.method, path: request.path)
             }
         }

@@ -116,6 +116,7 @@ public actor CaptureEngine {
             session.record.gaps.append(gap)
             session.record.expected += gap.missing
             counters.missingSamples += gap.missing
+            counters.gaps += 1
             if state.samples.isEmpty { state.chunk.firstIndex = index }
         }
         var position = start

@@ -120,6 +120,17 @@ final class AdminEndpointTests: XCTestCase {
         XCTAssertEqual(try client.request("DELETE", "/v1/sessions/\(otherId)").status, 404)
     }
 
+    func testEachRequestIsLoggedWithThePeerUid() throws {
+        let daemon = try DaemonProcess(environment: ["LOG_LEVEL": "info"])
+        XCTAssertEqual(try daemon.client.request("GET", "/v1/sensors").status, 200)
+        daemon.stop()
+        let line = daemon.log().split(separator: "\n").first { $0.contains("path=/v1/sensors") }
+        XCTAssertNotNil(line, daemon.log())
+        XCTAssertTrue(line?.contains("subsystem=admin") == true, "\(line ?? "")")
+        XCTAssertTrue(line?.contains("uid=\(getuid())") == true, "\(line ?? "")")
+        XCTAssertTrue(line?.contains("status=200") == true, "\(line ?? "")")
+    }
+
     func testMutatingEndpointsCanBeRestrictedToSomeUids() throws {
         // The test runs as some uid; allow only another one.
         let other = getuid() == 4242 ? 4243 : 4242

@@ -29,6 +29,11 @@ final class CLITests: XCTestCase {
 
         let sensors = try runCLI(["sensors"] + socket)
         XCTAssertTrue(sensors.stdout.contains(id), sensors.stdout)
+        let one = try runCLI(["sensors", "C4:BE:84:00:00:01", "--json"] + socket)
+        XCTAssertEqual((try JSONSerialization.jsonObject(with: Data(one.stdout.utf8)) as? [String: Any])?["name"] as? String, "left wrist")
+        let unknown = try runCLI(["sensors", "AA:BB:CC:DD:EE:FF"] + socket)
+        XCTAssertEqual(unknown.status, 1)
+        XCTAssertTrue(unknown.stderr.contains("404"), unknown.stderr)
 
         let stop = try runCLI(["session", "stop", id] + socket)
         XCTAssertEqual(stop.status, 0, stop.stderr)

@@ -4,7 +4,6 @@ import Foundation
 import GatewayConfig
 import GyroStore
 import NIOCore
-import NIOPosix
 import TestSupport
 import XCTest
 
@@ -74,6 +73,36 @@ final class InProcessServerTests: XCTestCase {
         XCTAssertEqual(sensors?.first?["address"] as? String, "AA:01")
     }
 
+    /// Metric values follow capture: received, missing, duplicates, gaps, commits, sessions.
+    func testMetricsCountWhatCaptureDid() async throws {
+        let fixture = try fixture()
+        let sensor = SensorIdentity(device: "AA:01", userId: "u")
+        let t0 = 1_795_000_000_000.0
+        func samples(_ range: Range<Int>) -> [StoredSample] { range.map { StoredSample(timestampMs: t0 + Double($0) * 20, x: 1, y: 2, z: 3) } }
+        try await fixture.engine.startSession(sensor: sensor, atMs: t0)
+        try await fixture.engine.append(sensor: sensor, stream: .gyro, odrHz: 50, range: 2000, firstIndex: 0, samples: samples(0..<50))
+        try await fixture.engine.append(sensor: sensor, stream: .gyro, odrHz: 50, range: 2000, firstIndex: 60, samples: samples(60..<100))
+        try await fixture.engine.append(sensor: sensor, stream: .gyro, odrHz: 50, range: 2000, firstIndex: 90, samples: samples(90..<100))
+        try await fixture.engine.flush()
+        let response = await fixture.api.respond(to: AdminRequest(method: "GET", target: "/metrics"))
+        let values = Dictionary(String(decoding: response.body, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap { line in
+            let parts = line.split(separator: " ")
+            return parts.count == 2 ? (String(parts[0]), Double(parts[1]) ?? -1) : nil
+        }, uniquingKeysWith: { $1 })
+        XCTAssertEqual(values["gyrogate_samples_received_total"], 90)
+        XCTAssertEqual(values["gyrogate_samples_expected"], 100)
+        XCTAssertEqual(values["gyrogate_samples_missing_total"], 10)
+        XCTAssertEqual(values["gyrogate_samples_duplicate_total"], 10)
+        XCTAssertEqual(values["gyrogate_gaps_total"], 1)
+        XCTAssertEqual(values["gyrogate_sessions_started_total"], 1)
+        XCTAssertEqual(values["gyrogate_sessions_open"], 1)
+        XCTAssertGreaterThanOrEqual(values["gyrogate_commits_total"] ?? 0, 2)
+        XCTAssertGreaterThan(values["gyrogate_outbox_depth"] ?? 0, 0)
+        XCTAssertGreaterThan(values["gyrogate_outbox_bytes"] ?? 0, 0)
+        XCTAssertGreaterThan(values["gyrogate_store_bytes"] ?? 0, 0)
+        XCTAssertGreaterThan(values["gyrogate_process_resident_memory_bytes"] ?? 0, 1_000_000)
+    }
+
     func testQueryAndPathDecoding() {
         let request = AdminRequest(method: "GET", target: "/v1/sessions?range=week&user=a%40b+c")
         XCTAssertEqual(request.path, "/v1/sessions")
@@ -139,6 +168,41 @@ final class InProcessServerTests: XCTestCase {
         XCTAssertEqual(status, 200)
     }
 
+    /// The progress rule alone: failing commits, commits, idleness, old uncommitted samples.
+    func testTheProgressRule() {
+        var before = CaptureCounters()
+        before.commits = 10
+        before.failedCommits = 1
+        var committed = before
+        committed.commits = 11
+        var failing = before
+        failing.failedCommits = 3
+        let stall = WatchdogService.stall
+        XCTAssertNil(stall(before, committed, 1, .seconds(60), .seconds(10)), "a commit is progress")
+        XCTAssertNil(stall(before, before, 0, nil, .seconds(10)), "no session: idle by design")
+        XCTAssertNil(stall(before, before, 2, nil, .seconds(10)), "nothing waiting: a quiet sensor")
+        XCTAssertNil(stall(before, before, 2, .seconds(3), .seconds(10)), "waiting less than stallAfter")
+        XCTAssertNotNil(stall(before, before, 2, .seconds(11), .seconds(10)), "samples waiting with no commit")
+        XCTAssertNotNil(stall(before, failing, 0, nil, .seconds(10)), "commits failing, none succeeding")
+        var both = failing
+        both.commits = 11
+        XCTAssertNil(stall(before, both, 1, nil, .seconds(10)), "a retry that succeeded is progress")
+    }
+
+    /// `Expect: 100-continue` gets the interim response before the final one.
+    func testExpectContinue() async throws {
+        let fixture = try fixture()
+        let channel = try await AdminServer(api: fixture.api, settings: fixture.api.configuration.admin, logger: testLogger()).bind()
+        defer { channel.close(promise: nil) }
+        let path = fixture.socketPath
+        let text = try await Task.detached {
+            let body = #"{"device":"AA:01","userId":"u"}"#
+            let raw = "POST /v1/sessions HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+            return String(decoding: try AdminClient(socketPath: path).exchange(Array(raw.utf8)), as: UTF8.self)
+        }.value
+        XCTAssertTrue(text.hasPrefix("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\n"), text)
+    }
+
     /// Beyond `maxConnections`, a connection is answered 503 at once; freed slots are reused.
     func testConnectionsBeyondTheLimitAreRefused() async throws {
         let fixture = try fixture()
@@ -168,21 +232,21 @@ final class InProcessServerTests: XCTestCase {
         let fixture = try fixture(commitInterval: .seconds(3600))
         let watchdog = WatchdogService(notifier: SystemdNotifier(environment: [:]), store: fixture.store, engine: fixture.engine,
                                        logger: testLogger(), stallAfter: .milliseconds(50), environment: [:])
-        let idle = await watchdog.check(lastCommits: -1)
+        let idle = await watchdog.check(previous: nil)
         XCTAssertTrue(idle.healthy, "no session: idle by design")
         let sensor = SensorIdentity(device: "AA:01", userId: "u")
         try await fixture.engine.startSession(sensor: sensor, atMs: 1_795_000_000_000)
-        let afterStart = await watchdog.check(lastCommits: -1)
+        let afterStart = await watchdog.check(previous: nil)
         XCTAssertTrue(afterStart.healthy)
         // Samples appended; with no committer running and a long interval they stay uncommitted.
         try await fixture.engine.append(sensor: sensor, stream: .gyro, odrHz: 50, range: 2000, firstIndex: 0,
                                         samples: (0..<10).map { StoredSample(timestampMs: 1_795_000_000_000 + Double($0) * 20, x: 0, y: 0, z: 0) })
         try await Task.sleep(for: .milliseconds(100))
-        let stalled = await watchdog.check(lastCommits: afterStart.commits)
+        let stalled = await watchdog.check(previous: afterStart.counters)
         XCTAssertFalse(stalled.healthy, stalled.status)
         XCTAssertTrue(stalled.status.contains("capture stalled"), stalled.status)
         try await fixture.engine.flush()
-        let resumed = await watchdog.check(lastCommits: stalled.commits)
+        let resumed = await watchdog.check(previous: stalled.counters)
         XCTAssertTrue(resumed.healthy, resumed.status)
     }
 }

@@ -107,6 +107,7 @@ final class CaptureDocumentsTests: XCTestCase {
         let counters = await engine.counters
         XCTAssertEqual(counters.duplicateSamples, 10)
         XCTAssertEqual(counters.missingSamples, 15)
+        XCTAssertEqual(counters.gaps, 1)
 
         let record = try await document(store, "records/\(session.id)")
         let gaps = try XCTUnwrap(record["gaps"] as? [[String: Any]])
