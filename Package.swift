@@ -16,9 +16,25 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         .target(name: "GatewayConfig", swiftSettings: strict),
+        // Bluetooth LE host, bottom up: wire primitives, HCI, GAP advertising data, L2CAP, ATT.
+        .target(name: "BluetoothWire", swiftSettings: strict),
+        .target(name: "HCI", dependencies: ["BluetoothWire"], swiftSettings: strict),
+        .target(name: "GAP", dependencies: ["BluetoothWire"], swiftSettings: strict),
+        .target(name: "L2CAP", dependencies: ["BluetoothWire"], swiftSettings: strict),
+        .target(name: "ATT", dependencies: ["BluetoothWire"], swiftSettings: strict),
+        // Kernel HCI socket structures and termios setup in C (no libbluetooth: it is GPL).
+        .target(name: "CHCISocket"),
+        // The LE host: transports, HCI controller, connections, L2CAP, GATT client.
+        .target(
+            name: "BLEHost",
+            dependencies: ["BluetoothWire", "HCI", "GAP", "L2CAP", "ATT", "CHCISocket",
+                           .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
         // MetaWear protocol as values: commands, packets, module discovery, sample clock.
         .target(name: "MetaWear", swiftSettings: strict),
         .target(
@@ -29,6 +45,20 @@ let package = Package(
         .target(
             name: "Capture",
             dependencies: ["GyroStore", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        // The admin API: HTTP/1.1 + JSON on a unix socket, Prometheus metrics, systemd notify.
+        .target(
+            name: "Admin",
+            dependencies: [
+                "GatewayConfig", "GyroStore", "Capture",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
             swiftSettings: strict
         ),
         // libmosquitto (apt: libmosquitto-dev), the MQTT client library.
@@ -45,7 +75,7 @@ let package = Package(
         .target(
             name: "Daemon",
             dependencies: [
-                "GatewayConfig", "GyroStore", "Capture", "MQTTPublisher",
+                "GatewayConfig", "GyroStore", "Capture", "Admin", "MQTTPublisher",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -54,7 +84,7 @@ let package = Package(
         .executableTarget(
             name: "gyrogate",
             dependencies: [
-                "GatewayConfig", "GyroStore", "Capture", "Daemon",
+                "GatewayConfig", "GyroStore", "Capture", "Daemon", "Admin", "BLEHost", "BluetoothWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -69,8 +99,35 @@ let package = Package(
             dependencies: ["Capture", "GyroStore", .product(name: "Logging", package: "swift-log"), .product(name: "GRDBSQLite", package: "GRDB.swift")],
             path: "Tests/Benchmarks/StoreBench"
         ),
+        // `swift run -c release ble-bench`
+        .executableTarget(name: "ble-bench", dependencies: ["BluetoothWire", "HCI", "L2CAP", "ATT"], path: "Tests/Benchmarks/BLEBench"),
+        // `swift run -c release ble-host-bench`: the whole host against the bumble peer at 3200 Hz.
+        .executableTarget(
+            name: "ble-host-bench",
+            dependencies: ["BLEHost", "BluetoothWire", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/Benchmarks/BLEHostBench"
+        ),
         // `swift run -c release metawear-bench`
         .executableTarget(name: "metawear-bench", dependencies: ["MetaWear"], path: "Tests/Benchmarks/MetaWearBench"),
+        // `swift run -c release admin-bench`
+        .executableTarget(
+            name: "admin-bench",
+            dependencies: ["Admin", "Capture", "GyroStore", "GatewayConfig", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/Benchmarks/AdminBench"
+        ),
+        .target(name: "TestSupport", dependencies: ["CMosquitto", .product(name: "Logging", package: "swift-log")], path: "Tests/Support"),
+        .testTarget(name: "BluetoothWireTests", dependencies: ["BluetoothWire"]),
+        .testTarget(name: "HCITests", dependencies: ["HCI", "BluetoothWire"]),
+        .testTarget(name: "GAPTests", dependencies: ["GAP", "BluetoothWire"]),
+        .testTarget(name: "L2CAPTests", dependencies: ["L2CAP", "BluetoothWire"]),
+        .testTarget(name: "ATTTests", dependencies: ["ATT", "BluetoothWire"]),
+        .testTarget(name: "BLEFuzzTests", dependencies: ["BluetoothWire", "HCI", "GAP", "L2CAP", "ATT"]),
+        .testTarget(name: "MetaWearTests", dependencies: ["MetaWear"]),
+        .testTarget(name: "BLEHostTests", dependencies: ["BLEHost", "BluetoothWire", "HCI", "GAP", "L2CAP", "ATT",
+                                                         .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "GatewayConfigTests", dependencies: ["GatewayConfig"]),
+        .testTarget(name: "GyroStoreTests", dependencies: ["GyroStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "AdminTests", dependencies: ["Admin", "Capture", "GyroStore", "GatewayConfig", "TestSupport", .product(name: "NIOCore", package: "swift-nio")]),
         // A child process for the MQTT crash test: captures sessions and publishes them.
         .executableTarget(name: "mqtt-feeder", dependencies: ["Capture", "GyroStore", "MQTTPublisher"], path: "Tests/Tools/MQTTFeeder"),
         // `swift run -c release mqtt-bench [DOCUMENTS]`
@@ -79,10 +136,6 @@ let package = Package(
             dependencies: ["Capture", "GyroStore", "MQTTPublisher", "CMosquitto", "TestSupport", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Benchmarks/MQTTBench"
         ),
-        .target(name: "TestSupport", dependencies: ["CMosquitto", .product(name: "Logging", package: "swift-log")], path: "Tests/Support"),
-        .testTarget(name: "MetaWearTests", dependencies: ["MetaWear"]),
-        .testTarget(name: "GatewayConfigTests", dependencies: ["GatewayConfig"]),
-        .testTarget(name: "GyroStoreTests", dependencies: ["GyroStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "MQTTPublisherTests",
             dependencies: ["MQTTPublisher", "Capture", "GyroStore", "TestSupport", "CMosquitto", .product(name: "Logging", package: "swift-log")]

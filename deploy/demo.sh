@@ -30,5 +30,5 @@ fi
 
 swift build -c release --product gyrogate
 .build/release/gyrogate check-config config.json
-echo "== gyrogate run --config config.json (store in ./data; try: .build/release/gyrogate sessions --config config.json --range all)"
+echo "== gyrogate run --config config.json (store in ./data; try: .build/release/gyrogate status --config config.json)"
 .build/release/gyrogate run --config config.json

@@ -18,6 +18,7 @@ extension CaptureEngine {
         changes.append(pending)
         pending = StoreChanges()
         pendingSince = nil
+        closedChunksPending = 0
         failed = nil
         failedSamples = 0
         guard !changes.isEmpty else { return }
@@ -61,38 +62,50 @@ extension CaptureEngine {
         // Session rows must precede their chunk rows in the transaction (foreign key).
     }
 
-    // MARK: - Timer
+    // MARK: - Committer
 
-    /// Commits on time and closes idle sessions until cancelled. Sleeps on a timer while
-    /// sessions are open, and waits for the first sample while none is.
+    /// Commits full chunks as they come and everything else on time, and closes idle
+    /// sessions, until cancelled. A timer wakes it at the next commit deadline (at most
+    /// `commitInterval` apart); `append` wakes it when a chunk fills.
     public func run() async throws {
-        while !Task.isCancelled {
-            if open.isEmpty && pending.isEmpty {
-                await withTaskCancellationHandler {
-                    await withCheckedContinuation { workWaiter = $0 }
-                } onCancel: {
-                    Task { await self.wakeRunLoop() }
+        let (signals, signal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        commitSignal = signal
+        defer {
+            commitSignal = nil
+            signal.finish()
+        }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: await self.timeUntilCommitIsDue())
+                    signal.yield()
                 }
-                continue
             }
-            let wait = pendingSince.map { rules.commitInterval - (ContinuousClock.now - $0) } ?? rules.commitInterval
-            try await Task.sleep(for: max(wait, .milliseconds(1)))
-            try await closeIdleSessions()
-            if let since = pendingSince, ContinuousClock.now - since >= rules.commitInterval { try await commit() }
+            for await _ in signals {
+                if Task.isCancelled { break }
+                await commitWhatIsDue()
+            }
+            group.cancelAll()
         }
     }
 
-    func wakeRunLoop() {
-        workWaiter?.resume()
-        workWaiter = nil
+    func timeUntilCommitIsDue() -> Duration {
+        guard let since = pendingSince else { return rules.commitInterval }
+        return max(rules.commitInterval - (ContinuousClock.now - since), .milliseconds(1))
     }
 
-    /// Closes sessions whose sensor has sent nothing for the idle timeout, at their last sample.
+    /// A failed commit is logged and kept by `commit()`; the next signal retries it.
+    func commitWhatIsDue() async {
+        let due = pendingSince.map { ContinuousClock.now - $0 >= rules.commitInterval } ?? false
+        if closedChunksPending > 0 || due || failed != nil { try? await commit() }
+        try? await closeIdleSessions()
+    }
+
+    /// Closes sessions whose sensor has sent nothing for the idle timeout (host clock), at their last sample.
     public func closeIdleSessions() async throws {
         let current = now()
         for (device, session) in open {
-            let last = session.record.lastSampleMs ?? session.record.startMs
-            if current - last >= rules.idleTimeoutMs {
+            if current - session.lastArrivalMs >= rules.idleTimeoutMs {
                 try await stopSession(device: device, reason: "idle timeout")
             }
         }

@@ -16,7 +16,7 @@ extension CaptureEngine {
         }
         let record = SessionRecord(id: id, userId: sensor.userId, device: sensor.device, startMs: startMs,
                                    localDate: calendar.localDate(epochMs: startMs))
-        open[sensor.device] = OpenSession(record: record)
+        open[sensor.device] = OpenSession(record: record, arrivalMs: now())
         counters.sessionsStarted += 1
         logger.info("session started", metadata: ["subsystem": "capture", "session": "\(id)", "device": "\(sensor.device)"])
         try await commit()
@@ -66,7 +66,7 @@ extension CaptureEngine {
         }
         guard var record = try await store.session(id: sessionId) else { throw CaptureError.unknownSession(sessionId) }
         record.hazards.merge(hazards) { $1 }
-        var closed = OpenSession(record: record)
+        var closed = OpenSession(record: record, arrivalMs: now())
         enqueue(&closed)
         try await commit()
         return record
@@ -91,7 +91,7 @@ extension CaptureEngine {
     public func recover() async throws -> [SessionRecord] {
         var closed: [SessionRecord] = []
         for record in try await store.openSessions() where open[record.device] == nil {
-            var session = OpenSession(record: record)
+            var session = OpenSession(record: record, arrivalMs: now())
             for chunk in try await store.openChunks(sessionId: record.id) {
                 guard let stream = SensorStream(rawValue: chunk.stream) else { continue }
                 var state = StreamState(chunk: chunk, capacity: rules.chunkSize)

@@ -6,8 +6,11 @@ import Logging
 ///
 /// Design: the actor owns every open session and the changes not yet committed. Samples are
 /// appended in memory; a commit (one store transaction) happens when a chunk fills, when the
-/// oldest uncommitted sample is `commitInterval` old (the `run()` timer), and at every
-/// session start and stop. Commits are serialised: one is in flight at a time, and changes
+/// oldest uncommitted sample is `commitInterval` old, and at every session start and stop.
+/// While `run()` runs, it is the committer: a full chunk is committed there while the producer
+/// goes on filling the next one (the actor renders, SQLite writes, on the two cores); a
+/// producer that gets two full chunks ahead waits for the commit. Without `run()`, `append`
+/// commits full chunks itself. Commits are serialised: one is in flight at a time, and changes
 /// made meanwhile go to the next one. A failed commit is kept and retried first in the next
 /// one, so nothing handed to the engine is dropped by a transient store error.
 public actor CaptureEngine {
@@ -28,7 +31,10 @@ public actor CaptureEngine {
     var pendingSince: ContinuousClock.Instant?
     var commitInFlight = false
     var commitWaiters: [CheckedContinuation<Void, Never>] = []
-    var workWaiter: CheckedContinuation<Void, Never>?
+    /// Wakes the `run()` loop, the committer, while it runs.
+    var commitSignal: AsyncStream<Void>.Continuation?
+    /// Full chunks waiting for the committer.
+    var closedChunksPending = 0
     var medalCache: [String: Medals] = [:]
     public internal(set) var counters = CaptureCounters()
     /// Samples accepted since the last commit began.
@@ -54,28 +60,30 @@ public actor CaptureEngine {
     public func append(sensor: SensorIdentity, stream: SensorStream, odrHz: Double, range: Double,
                        firstIndex: Int64, samples: [StoredSample]) async throws {
         guard let first = samples.first else { return }
-        if open[sensor.device] == nil {
+        if let session = open[sensor.device], first.timestampMs - session.record.startMs >= rules.maxDurationMs {
+            let carried = session.streams.mapValues { ($0.nextIndex, $0.chunk.odrHz, $0.chunk.range) }
+            try await stopSession(device: sensor.device, reason: "maximum duration")
+            let next = try await startSession(sensor: sensor, atMs: first.timestampMs)
+            for (carriedStream, (index, streamOdr, streamRange)) in carried where open[sensor.device] != nil {
+                open[sensor.device]?.streams[carriedStream] = newStream(carriedStream, index, next, streamOdr, streamRange)
+            }
+        }
+        // No suspension between finding the session open and accepting the samples: a session
+        // that closed while this call was suspended is started again, never silently missed.
+        while open[sensor.device] == nil {
             guard rules.autoStart else {
                 counters.samplesWithoutSession += Int64(samples.count)
                 return
             }
             try await startSession(sensor: sensor, atMs: first.timestampMs)
         }
-        if let session = open[sensor.device], first.timestampMs - session.record.startMs >= rules.maxDurationMs {
-            let carried = session.streams.mapValues { ($0.nextIndex, $0.chunk.odrHz, $0.chunk.range) }
-            try await stopSession(device: sensor.device, reason: "maximum duration")
-            try await startSession(sensor: sensor, atMs: first.timestampMs)
-            for (carriedStream, (index, streamOdr, streamRange)) in carried {
-                let state = newStream(carriedStream, index, open[sensor.device]!.record, streamOdr, streamRange)
-                open[sensor.device]?.streams[carriedStream] = state
-            }
-        }
         let closedChunk = accept(device: sensor.device, stream: stream, odrHz: odrHz, range: range, firstIndex: firstIndex, samples: samples)
         if pendingSince == nil { pendingSince = .now }
-        if closedChunk || ContinuousClock.now - pendingSince! >= rules.commitInterval {
+        if closedChunk { closedChunksPending += 1 }
+        if let commitSignal, closedChunksPending < 2 {
+            if closedChunksPending > 0 { commitSignal.yield() }
+        } else if closedChunksPending > 0 || ContinuousClock.now - pendingSince! >= rules.commitInterval {
             try await commit()
-        } else {
-            wakeRunLoop()
         }
     }
 
@@ -108,6 +116,7 @@ public actor CaptureEngine {
             session.record.gaps.append(gap)
             session.record.expected += gap.missing
             counters.missingSamples += gap.missing
+            counters.gaps += 1
             if state.samples.isEmpty { state.chunk.firstIndex = index }
         }
         var position = start
@@ -130,6 +139,7 @@ public actor CaptureEngine {
         session.record.expected += added
         session.record.lastSampleMs = max(session.record.lastSampleMs ?? -.infinity, samples.last!.timestampMs)
         session.rowDirty = true
+        session.lastArrivalMs = now()
         session.streams[stream] = state
         open[device] = session
         return closed

@@ -32,11 +32,15 @@ public struct CaptureCounters: Sendable, Equatable, Codable {
     /// Samples for a sensor with no session while auto-start is off.
     public var samplesWithoutSession: Int64 = 0
     public var missingSamples: Int64 = 0
+    /// Gaps recorded (each a run of missing samples).
+    public var gaps: Int64 = 0
     public var commits: Int64 = 0
     public var failedCommits: Int64 = 0
     public var chunksClosed: Int64 = 0
     public var sessionsStarted: Int64 = 0
     public var sessionsClosed: Int64 = 0
+
+    public init() {}
 }
 
 /// Errors of the session API.

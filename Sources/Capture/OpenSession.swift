@@ -2,12 +2,20 @@ import GyroStore
 
 /// The in-memory side of an open session: what has not been committed yet.
 struct OpenSession {
+    init(record: SessionRecord, arrivalMs: Double) {
+        self.record = record
+        self.lastArrivalMs = arrivalMs
+    }
+
     var record: SessionRecord
     var streams: [SensorStream: StreamState] = [:]
     /// The record and DailySessions documents must be rewritten at the next commit.
     var documentsDirty = true
     /// The session row must be saved at the next commit.
     var rowDirty = true
+    /// Host time (epoch ms) samples last arrived: idleness is measured on the host clock,
+    /// since sample times may come from a board's clock or a log download.
+    var lastArrivalMs: Double
 }
 
 /// One stream's current chunk. All of the chunk's samples stay in memory (at most

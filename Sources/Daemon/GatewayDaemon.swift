@@ -1,3 +1,4 @@
+import Admin
 import Capture
 import Foundation
 import GatewayConfig
@@ -15,6 +16,10 @@ public struct GatewayDaemon: Sendable {
     public let capture: CaptureEngine
     public let publisher: MQTTPublisher
     let logger: Logger
+    /// What the admin API shows from modules it does not import (publisher, BLE host).
+    public var adminProviders = AdminProviders()
+    /// The version the admin API reports.
+    public var version = "0.0.0"
 
     public init(configuration: GatewayConfiguration, logger: Logger) throws {
         self.configuration = configuration
@@ -25,9 +30,13 @@ public struct GatewayDaemon: Sendable {
         capture = CaptureEngine(store: store, rules: CaptureRules(configuration), calendar: PeriodCalendar(configuration),
                                 renderer: DocumentRenderer(location: configuration.location.map { ($0.latitude, $0.longitude) }),
                                 logger: logger, onCommit: { publisher.outboxChanged() })
+        adminProviders = .publisher(publisher)
     }
 
     public func run() async throws {
+        // Before touching sessions: a second daemon on the same store must not close the
+        // sessions of the one already serving.
+        let admin = try adminServices()
         let recovered = try await capture.recover()
         if !recovered.isEmpty {
             logger.warning("closed sessions left open by the previous run", metadata: ["subsystem": "daemon", "sessions": "\(recovered.map(\.id))"])
@@ -38,12 +47,33 @@ public struct GatewayDaemon: Sendable {
                     // First, so it stops last: capture's final documents are committed before it leaves.
                     .init(service: MQTTPublisherService(publisher: publisher)),
                     .init(service: CaptureService(engine: capture, store: store, logger: logger)),
-                ],
+                ] + admin,
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
         logger.info("gyrogate running", metadata: ["subsystem": "daemon", "gateway": "\(configuration.gatewayId)",
                                                    "store": "\(configuration.dataDirectory)"])
         try await group.run()
+    }
+}
+
+extension GatewayDaemon {
+    /// The admin socket and the systemd watchdog; READY=1 is sent once the socket listens.
+    func adminServices() throws -> [ServiceGroupConfiguration.ServiceConfiguration] {
+        let notifier = SystemdNotifier(environment: ProcessInfo.processInfo.environment)
+        let settings = configuration.admin
+        if AdminSocketFile.probe(settings.socketPath) == .live {
+            throw AdminSetupError("admin socket \(settings.socketPath) is in use: another gyrogate (or another program) answers on it; stop it or choose another admin.socketPath")
+        }
+        let access = try AdminAccessPolicy(allowedUids: settings.allowedUids, allowedGroups: settings.allowedGroups)
+        let api = AdminAPI(configuration: configuration, store: store, engine: capture, providers: adminProviders, version: version, access: access)
+        var adminLogger = logger
+        adminLogger[metadataKey: "subsystem"] = "admin"
+        let server = AdminServer(api: api, settings: settings, logger: adminLogger) {
+            notifier.send("READY=1\nSTATUS=capturing; admin socket \(settings.socketPath)")
+        }
+        let watchdog = WatchdogService(notifier: notifier, store: store, engine: capture, logger: logger,
+                                       stallAfter: .milliseconds(max(10_000, 5 * configuration.capture.commitIntervalMs)))
+        return [.init(service: server), .init(service: watchdog)]
     }
 }
 

@@ -131,14 +131,23 @@ extension ConfigTreeReader {
 
     func admin(_ top: ObjectReader) -> AdminSettings {
         let fallback = AdminSettings(socketPath: "/run/gyrogate/admin.sock", mode: 0o660, group: nil)
-        guard let section = top.object("admin", keys: ["socketPath", "mode", "group"]) else { return fallback }
+        guard let section = top.object("admin", keys: ["socketPath", "mode", "group", "allowedUids", "allowedGroups"]) else { return fallback }
         let path = resolve(section.string("socketPath", default: fallback.socketPath) ?? fallback.socketPath)
         if path.utf8.count > 107 { sink.add(section.child("socketPath"), "is \(path.utf8.count) bytes long; unix socket paths are limited to 107") }
         let modeText = section.string("mode", default: "0660") ?? "0660"
         var mode = fallback.mode
         if let parsed = Int(modeText, radix: 8), (0...0o777).contains(parsed), modeText.count <= 4 { mode = parsed }
         else { sink.add(section.child("mode"), "\"\(modeText)\" is not an octal file mode like \"0660\"") }
-        return AdminSettings(socketPath: path, mode: mode, group: section.optionalString("group"))
+        var settings = AdminSettings(socketPath: path, mode: mode, group: section.optionalString("group"))
+        for (itemPath, value) in section.array("allowedUids") {
+            if case .integer(let uid) = value, let valid = UInt32(exactly: uid) { settings.allowedUids.append(valid) }
+            else { sink.add(itemPath, "expected a uid (a whole number from 0 to 4294967295)") }
+        }
+        for (itemPath, value) in section.array("allowedGroups") {
+            if case .string(let name) = value, !name.isEmpty { settings.allowedGroups.append(name) }
+            else { sink.add(itemPath, "expected a group name") }
+        }
+        return settings
     }
 
     func location(_ top: ObjectReader) -> Location? {

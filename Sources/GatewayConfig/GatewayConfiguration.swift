@@ -80,6 +80,12 @@ public struct AdminSettings: Sendable, Equatable {
     /// File mode of the socket, 0660 by default.
     public var mode: Int
     public var group: String?
+    /// Peer uids allowed to call mutating endpoints (POST, DELETE). With `allowedGroups` also
+    /// empty, anyone who can open the socket may (the socket's mode and group decide).
+    public var allowedUids: [UInt32] = []
+    /// Group names whose members (primary group of the peer, or listed members) may call
+    /// mutating endpoints.
+    public var allowedGroups: [String] = []
 }
 
 public struct Location: Sendable, Equatable {

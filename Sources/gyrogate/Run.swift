@@ -18,7 +18,9 @@ struct Run: AsyncParsableCommand {
         }
         let logger = Logger(label: "gyrogate")
         do {
-            try await GatewayDaemon(configuration: configuration, logger: logger).run()
+            var daemon = try GatewayDaemon(configuration: configuration, logger: logger)
+            daemon.version = Gyrogate.version
+            try await daemon.run()
         } catch {
             logger.critical("gyrogate stopped", metadata: ["subsystem": "daemon", "error": "\(error)"])
             throw ExitCode(1)

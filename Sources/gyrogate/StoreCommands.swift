@@ -1,3 +1,4 @@
+import Admin
 import ArgumentParser
 import Capture
 import Foundation
@@ -18,6 +19,18 @@ struct StoreLocation: ParsableArguments {
 
     @Flag(name: .long, help: "Print JSON for scripts.")
     var json = false
+
+    @Option(name: .long, help: "Ask the running daemon on this admin socket (the default unless --data-dir is given).")
+    var socket: String?
+
+    /// The daemon to ask, or `nil` to read the store directly: with `--data-dir`, or with
+    /// `--config` when the daemon is not running (then the store is read offline).
+    func daemonClient() throws -> AdminClient? {
+        if dataDir != nil { return nil }
+        let path = try resolveSocketPath(socket: socket, config: config)
+        if socket == nil, config != nil, AdminSocketFile.probe(path) != .live { return nil }
+        return AdminClient(socketPath: path)
+    }
 
     func open() throws -> (GyroStore, PeriodCalendar) {
         var logger = Logger(label: "gyrogate")
@@ -48,6 +61,20 @@ struct Sessions: AsyncParsableCommand {
 
     func run() async throws {
         guard let period = Period(rawValue: range) else { throw ValidationError("--range must be today, week, month or all, not \"\(range)\"") }
+        if let client = try location.daemonClient() {
+            let response = try call(client, "GET", "/v1/sessions?range=\(period.rawValue)" + (user.map { "&user=\(percentEncodedQuery($0))" } ?? ""))
+            if location.json { return printResponse(response) }
+            let report = response.object
+            var table = Table(headers: ["SESSION", "USER", "DEVICE", "DATE", "DURATION", "SAMPLES", "MISSING", "STATE"])
+            for session in report["sessions"] as? [[String: Any]] ?? [] {
+                table.rows.append([session["id"] as? String ?? "?", session["userId"] as? String ?? "?", session["device"] as? String ?? "?",
+                                   session["date"] as? String ?? "?", formatDuration(ms: ((session["durationSeconds"] as? Double) ?? 0) * 1000),
+                                   "\(session["samples"] ?? 0)", "\(session["missing"] ?? 0)", (session["open"] as? Bool) == true ? "open" : "closed"])
+            }
+            print(table.render())
+            print("\(report["count"] ?? 0) sessions, \(formatDuration(ms: ((report["durationSeconds"] as? Double) ?? 0) * 1000)), \(report["samples"] ?? 0) samples (\(period.rawValue))")
+            return
+        }
         let (store, calendar) = try location.open()
         let report = try await SessionReport.load(from: store, period: period, userId: user, calendar: calendar)
         if location.json {
@@ -81,6 +108,14 @@ struct Medals: AsyncParsableCommand {
     @OptionGroup var location: StoreLocation
 
     func run() async throws {
+        if let client = try location.daemonClient() {
+            let response = try call(client, "GET", "/v1/medals?user=\(percentEncodedQuery(user))")
+            let medals = response.object["medals"] as? [String: Bool] ?? [:]
+            if location.json { return try printJSON(medals) }
+            var table = Table(headers: ["MEDAL", "EARNED"])
+            for name in Capture.Medals.names { table.rows.append([name, medals[name] == true ? "yes" : "no"]) }
+            return print(table.render())
+        }
         let (store, _) = try location.open()
         let body = try await store.document(try DocumentPaths.medals(userId: user))
         let earned = (body.flatMap { try? JSONSerialization.jsonObject(with: Data($0)) as? [String: Bool] }) ?? [:]
@@ -106,6 +141,14 @@ struct Documents: AsyncParsableCommand {
         @OptionGroup var location: StoreLocation
 
         func run() async throws {
+            if let client = try location.daemonClient() {
+                let response = try call(client, "GET", "/v1/documents/\(percentEncoded(path))")
+                if let ids = response.object["ids"] as? [String], response.object["collection"] != nil {
+                    if location.json { try printJSON(ids) } else { ids.forEach { print($0) } }
+                    return
+                }
+                return printResponse(response)
+            }
             let (store, _) = try location.open()
             if DocumentPath.isCollectionPath(path) {
                 let ids = try await store.documentIds(inCollection: path)

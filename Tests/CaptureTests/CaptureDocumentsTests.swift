@@ -107,6 +107,7 @@ final class CaptureDocumentsTests: XCTestCase {
         let counters = await engine.counters
         XCTAssertEqual(counters.duplicateSamples, 10)
         XCTAssertEqual(counters.missingSamples, 15)
+        XCTAssertEqual(counters.gaps, 1)
 
         let record = try await document(store, "records/\(session.id)")
         let gaps = try XCTUnwrap(record["gaps"] as? [[String: Any]])
@@ -211,4 +212,32 @@ final class CaptureDocumentsTests: XCTestCase {
 final class ManualTime: @unchecked Sendable {
     var value: Double
     init(_ value: Double) { self.value = value }
+}
+
+/// Found by the store benchmark: with the committer running, samples whose times lie in the
+/// past (a log download, a replay) must neither trip the idle timeout nor be dropped.
+final class CommitterTests: XCTestCase {
+    func testSamplesWithOldTimestampsAreAllKeptWhileTheCommitterRuns() async throws {
+        let store = try GyroStore.inMemory(logger: testLogger())
+        var rules = CaptureRules(chunkSize: 500, commitInterval: .milliseconds(10))
+        rules.idleTimeoutMs = 5_000
+        let engine = CaptureEngine(store: store, rules: rules, calendar: PeriodCalendar(timeZone: TimeZone(identifier: "UTC")!), logger: testLogger())
+        let sensor = SensorIdentity(device: "C4:BE:84:00:00:02", userId: "replay")
+        let t0 = 1_600_000_000_000.0
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await engine.run() }
+            for first in stride(from: Int64(0), to: 20_000, by: 100) {
+                let samples = (first..<first + 100).map { StoredSample(timestampMs: t0 + Double($0) * 20, x: 1, y: 2, z: 3) }
+                try await engine.append(sensor: sensor, stream: .gyro, odrHz: 50, range: 2000, firstIndex: first, samples: samples)
+            }
+            _ = try await engine.stopSession(device: sensor.device)
+            group.cancelAll()
+        }
+        let sessions = try await store.sessions()
+        XCTAssertEqual(sessions.count, 1)
+        XCTAssertEqual(sessions.first?.samples, 20_000)
+        XCTAssertEqual(sessions.first?.chunkIds.count, 40)
+        let committed = await engine.counters.committedSamples
+        XCTAssertEqual(committed, 20_000)
+    }
 }

@@ -78,6 +78,9 @@ final class BadConfigTests: XCTestCase {
         try expect("location.latitude", "out of range; expected -90 to 90") { $0["location"] = ["latitude": 95, "longitude": 0] }
         try expect("location.longitude", "required key is missing") { $0["location"] = ["latitude": 45] }
         try expect("admin.mode", "not an octal file mode") { $0["admin"] = ["mode": "rw-rw----"] }
+        try expect("admin.allowedUids[1]", "expected a uid") { $0["admin"] = ["allowedUids": [1000, -1]] }
+        try expect("admin.allowedGroups[0]", "expected a group name") { $0["admin"] = ["allowedGroups": [7]] }
+        try expect("admin.allowedUids", "expected an array") { $0["admin"] = ["allowedUids": 1000] }
         try expect("retention.maxStoreBytes", "out of range") { $0["retention"] = ["maxStoreBytes": 10] }
         try expect("accelerometer.rangeG", "expected one of 2, 4, 8, 16") { $0["accelerometer"] = ["enabled": true, "rangeG": 3] }
         try expect("sensors", "expected an array, found an object") { $0["sensors"] = ["address": "x"] }

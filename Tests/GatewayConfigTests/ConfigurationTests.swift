@@ -41,6 +41,19 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(set.mqtt.sessionExpirySeconds, 0)
     }
 
+    func testAdminAccessLists() throws {
+        let json = #"{"gatewayId":"g","bluetooth":{"transport":"hci:0"},"mqtt":{"host":"h"},"admin":{"socketPath":"/run/g.sock","mode":"0600","group":"ops","allowedUids":[0,1000],"allowedGroups":["ops"]}}"#
+        let admin = try GatewayConfiguration.parse(Data(json.utf8), baseDirectory: "/").admin
+        XCTAssertEqual(admin.socketPath, "/run/g.sock")
+        XCTAssertEqual(admin.mode, 0o600)
+        XCTAssertEqual(admin.group, "ops")
+        XCTAssertEqual(admin.allowedUids, [0, 1000])
+        XCTAssertEqual(admin.allowedGroups, ["ops"])
+        let defaults = try GatewayConfiguration.parse(Data(#"{"gatewayId":"g","bluetooth":{"transport":"hci:0"},"mqtt":{"host":"h"}}"#.utf8), baseDirectory: "/").admin
+        XCTAssertEqual(defaults.allowedUids, [])
+        XCTAssertEqual(defaults.allowedGroups, [])
+    }
+
     func testTransports() {
         XCTAssertEqual(try TransportSpec.parse("hci:1").get(), .userChannel(adapter: 1))
         XCTAssertEqual(try TransportSpec.parse("tcp:::1:7001").get(), .tcp(host: "::1", port: 7001))

@@ -43,16 +43,27 @@ let store = try GyroStore.open(directory: folder + "/ours", logger: logger)
 let engine = CaptureEngine(store: store, rules: CaptureRules(chunkSize: chunkSize), calendar: PeriodCalendar(timeZone: TimeZone(identifier: "UTC")!), logger: logger)
 let sensor = SensorIdentity(device: "C4:BE:84:00:00:01", userId: "bench")
 let ours = try await measure {
-    _ = try await engine.startSession(sensor: sensor, atMs: t0)
-    var index: Int64 = 0
-    for samples in batches {
-        try await engine.append(sensor: sensor, stream: .gyro, odrHz: 50, range: 2000, firstIndex: index, samples: samples)
-        index += Int64(samples.count)
+    // The engine's committer runs beside the producer, as in the daemon.
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { try await engine.run() }
+        _ = try await engine.startSession(sensor: sensor, atMs: t0)
+        var index: Int64 = 0
+        for samples in batches {
+            try await engine.append(sensor: sensor, stream: .gyro, odrHz: 50, range: 2000, firstIndex: index, samples: samples)
+            index += Int64(samples.count)
+        }
+        _ = try await engine.stopSession(device: sensor.device)
+        group.cancelAll()
     }
-    _ = try await engine.stopSession(device: sensor.device)
 }
 let committed = await engine.counters.committedSamples
-guard committed == total else { fatalError("committed \(committed) of \(total) samples") }
+let storedSessions = try await store.sessions()
+let storedSamples = storedSessions.reduce(0) { $0 + $1.samples }
+var chunkPoints = 0
+for session in storedSessions { for chunk in try await store.chunks(sessionId: session.id) { chunkPoints += chunk.count } }
+guard committed == total, storedSamples == Int64(total), chunkPoints == total else {
+    fatalError("committed \(committed) of \(total) samples; sessions say \(storedSamples), chunks \(chunkPoints), \(storedSessions.count) sessions")
+}
 
 // 2. Baseline: the same chunk document bytes, inserted with the C API, one transaction each.
 let ids = try await store.documentIds(inCollection: "realtime_data")

@@ -1,0 +1,72 @@
+import Foundation
+import GyroStore
+
+extension AdminAPI {
+    /// Prometheus text exposition (format 0.0.4), written by hand: `gyrogate_` prefix, base
+    /// units (bytes, seconds), `_total` for counters.
+    func metrics() async throws -> AdminResponse {
+        let counters = await engine.counters
+        let open = await engine.openSessions()
+        let outbox = try await store.outboxStats()
+        let used = try await store.usedBytes()
+        let evicted = try await store.counter(GyroStore.evictedCounter)
+        let pruned = try await store.counter(GyroStore.prunedCounter)
+        let expected = open.reduce(Int64(0)) { $0 + $1.expected }
+        var text = PrometheusText()
+        text.add("samples_received_total", .counter, "Samples committed to the store.", counters.committedSamples)
+        text.add("samples_expected", .gauge, "Samples the open sessions should have received (stored plus missing).", expected)
+        text.add("samples_missing_total", .counter, "Samples recorded as missing in gaps.", counters.missingSamples)
+        text.add("samples_duplicate_total", .counter, "Samples dropped because their index was already stored.", counters.duplicateSamples)
+        text.add("samples_without_session_total", .counter, "Samples dropped because their sensor had no session.", counters.samplesWithoutSession)
+        text.add("gaps_total", .counter, "Gaps recorded (runs of missing samples).", counters.gaps)
+        text.add("open_session_gaps", .gauge, "Gaps in the open sessions.", open.reduce(0) { $0 + $1.gaps.count })
+        text.add("commits_total", .counter, "Store transactions committed by capture.", counters.commits)
+        text.add("commits_failed_total", .counter, "Store transactions that failed (retried).", counters.failedCommits)
+        text.add("chunks_closed_total", .counter, "Chunks closed into documents.", counters.chunksClosed)
+        text.add("sessions_started_total", .counter, "Sessions started.", counters.sessionsStarted)
+        text.add("sessions_closed_total", .counter, "Sessions closed.", counters.sessionsClosed)
+        text.add("sessions_open", .gauge, "Sessions open now.", open.count)
+        text.add("outbox_depth", .gauge, "Outbox rows not yet acknowledged by the broker.", outbox.depth)
+        text.add("outbox_bytes", .gauge, "Payload bytes in the outbox.", outbox.bytes)
+        text.add("outbox_oldest_age_seconds", .gauge, "Age of the oldest outbox row.",
+                 outbox.oldestCreatedAt.map { max(0, Date().timeIntervalSince1970 - $0) } ?? 0)
+        text.add("store_bytes", .gauge, "Bytes used by the store's live pages.", used)
+        text.add("store_limit_bytes", .gauge, "retention.maxStoreBytes.", store.maxBytes)
+        text.add("store_evicted_unpublished_chunks_total", .counter, "Unpublished chunks evicted to stay under the limit.", evicted)
+        text.add("store_pruned_chunks_total", .counter, "Published chunks pruned by retention.", pruned)
+        text.add("uptime_seconds", .gauge, "Seconds since the admin API started.", (ContinuousClock.now - started).seconds)
+        if let rss = ProcessMemory.residentBytes() {
+            text.add("process_resident_memory_bytes", .gauge, "Resident set size, from /proc/self/statm.", rss)
+        }
+        return AdminResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: Array(text.output.utf8))
+    }
+}
+
+/// Builds the exposition text: `# HELP`, `# TYPE` and one sample per metric.
+struct PrometheusText {
+    enum Kind: String { case counter, gauge }
+    private(set) var output = ""
+
+    mutating func add(_ name: String, _ kind: Kind, _ help: String, _ value: some BinaryInteger) {
+        add(name, kind, help, rendered: String(value))
+    }
+
+    mutating func add(_ name: String, _ kind: Kind, _ help: String, _ value: Double) {
+        add(name, kind, help, rendered: value.isFinite ? String(value) : "NaN")
+    }
+
+    private mutating func add(_ name: String, _ kind: Kind, _ help: String, rendered: String) {
+        let full = "gyrogate_\(name)"
+        output += "# HELP \(full) \(help)\n# TYPE \(full) \(kind.rawValue)\n\(full) \(rendered)\n"
+    }
+}
+
+enum ProcessMemory {
+    /// Resident pages × page size, from the second field of `/proc/self/statm`.
+    static func residentBytes() -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return nil }
+        let fields = text.split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return nil }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+}

@@ -1,0 +1,16 @@
+import Foundation
+import GyroStore
+
+/// The JSON shapes shared by the API and the CLI.
+public enum AdminJSON {
+    public static func session(_ session: SessionRecord) -> [String: Any] {
+        [
+            "id": session.id, "userId": session.userId, "device": session.device, "date": session.localDate,
+            "startMs": session.startMs, "endMs": session.endMs.map { $0 as Any } ?? NSNull(),
+            "durationSeconds": session.durationMs / 1000, "samples": session.samples,
+            "expected": session.expected, "missing": session.expected - session.samples, "open": session.isOpen,
+            "chunks": session.chunkIds.count + session.accelChunkIds.count, "gaps": session.gaps.count,
+            "hazards": session.hazards,
+        ]
+    }
+}

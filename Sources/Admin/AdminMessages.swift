@@ -1,0 +1,78 @@
+import Foundation
+
+/// One parsed request, as the router sees it: no NIO types, so routing is tested without I/O.
+public struct AdminRequest: Sendable {
+    public var method: String
+    /// The percent-encoded path, without the query.
+    public var path: String
+    public var query: [String: String]
+    public var body: [UInt8]
+    public var peer: PeerCredentials?
+
+    public init(method: String, target: String, body: [UInt8] = [], peer: PeerCredentials? = nil) {
+        self.method = method
+        self.body = body
+        self.peer = peer
+        if let mark = target.firstIndex(of: "?") {
+            path = String(target[..<mark])
+            query = Self.parseQuery(target[target.index(after: mark)...])
+        } else {
+            path = target
+            query = [:]
+        }
+    }
+
+    static func parseQuery(_ text: Substring) -> [String: String] {
+        var items: [String: String] = [:]
+        for pair in text.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = String(parts[0]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(parts[0])
+            let value = parts.count > 1 ? (String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "") : ""
+            items[name] = value
+        }
+        return items
+    }
+
+    /// Mutating requests may be restricted to some uids and groups.
+    public var isMutating: Bool { method != "GET" && method != "HEAD" }
+}
+
+/// One response: a status, a content type and the bytes of the body.
+public struct AdminResponse: Sendable, Equatable {
+    public var status: Int
+    public var contentType: String
+    public var body: [UInt8]
+
+    public init(status: Int, contentType: String = "application/json", body: [UInt8]) {
+        self.status = status
+        self.contentType = contentType
+        self.body = body
+    }
+
+    /// A JSON response from plain values (dictionaries, arrays, strings, numbers, booleans, `NSNull`).
+    public static func json(_ status: Int = 200, _ object: Any) -> AdminResponse {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return AdminResponse(status: status, body: [UInt8](data) + [0x0A])
+    }
+
+    /// The error shape of every failure: `{"error":{"code":"...","message":"..."}}`.
+    public static func error(_ status: Int, _ code: String, _ message: String) -> AdminResponse {
+        json(status, ["error": ["code": code, "message": message]])
+    }
+}
+
+/// Errors a handler throws to answer with a status; anything else becomes a 500.
+struct AdminError: Error {
+    var status: Int
+    var code: String
+    var message: String
+
+    init(_ status: Int, _ code: String, _ message: String) {
+        self.status = status
+        self.code = code
+        self.message = message
+    }
+
+    static func badRequest(_ message: String) -> AdminError { AdminError(400, "bad_request", message) }
+    static func notFound(_ message: String) -> AdminError { AdminError(404, "not_found", message) }
+}

@@ -1,0 +1,62 @@
+import NIOCore
+
+/// Guards the request head before the HTTP parser sees it: the request line may be at most
+/// `maxRequestLine` bytes and the whole head at most `maxHead`; beyond that the client gets
+/// `431 Request Header Fields Too Large` and the connection is closed.
+///
+/// llhttp accepts up to 80 KiB of head by default; this cap is ours and much smaller, because
+/// the admin API's requests are tiny. The server answers one request per connection, so once a
+/// head has been seen, the rest of the stream (the body) passes through unexamined; the body's
+/// own limit is enforced after parsing.
+final class HeadLimitHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    let maxRequestLine: Int
+    let maxHead: Int
+    private var headBytes = 0
+    private var inRequestLine = true
+    private var consecutiveNewlines = 0
+    private var headDone = false
+    private var rejected = false
+
+    init(maxRequestLine: Int, maxHead: Int) {
+        self.maxRequestLine = maxRequestLine
+        self.maxHead = maxHead
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if rejected { return }
+        let buffer = unwrapInboundIn(data)
+        if headDone {
+            context.fireChannelRead(data)
+            return
+        }
+        for byte in buffer.readableBytesView {
+            headBytes += 1
+            if byte == UInt8(ascii: "\n") {
+                consecutiveNewlines += 1
+                if inRequestLine {
+                    inRequestLine = false
+                    // An empty line before the request line is tolerated by HTTP; it still counts.
+                }
+                if consecutiveNewlines == 2 { headDone = true; break }
+            } else if byte != UInt8(ascii: "\r") {
+                consecutiveNewlines = 0
+            }
+            if inRequestLine && headBytes > maxRequestLine { return reject(context, "the request line is longer than \(maxRequestLine) bytes") }
+            if headBytes > maxHead { return reject(context, "the request head is longer than \(maxHead) bytes") }
+        }
+        context.fireChannelRead(data)
+    }
+
+    private func reject(_ context: ChannelHandlerContext, _ message: String) {
+        rejected = true
+        let response = AdminResponse.error(431, "headers_too_large", message)
+        var out = context.channel.allocator.buffer(capacity: 256 + response.body.count)
+        out.writeString("HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: application/json\r\ncontent-length: \(response.body.count)\r\nconnection: close\r\n\r\n")
+        out.writeBytes(response.body)
+        let channel = context.channel
+        context.writeAndFlush(NIOAny(out)).whenComplete { _ in channel.close(promise: nil) }
+    }
+}

@@ -1,0 +1,106 @@
+import Capture
+import Foundation
+import GyroStore
+import Logging
+import ServiceLifecycle
+
+/// Sends `WATCHDOG=1` at half of `$WATCHDOG_USEC`, but only while the pipeline makes progress,
+/// and a `STATUS=` line at each check.
+///
+/// Progress, checked each interval: the store answers a read, commits are not failing, and
+/// capture is either idle by design (no open session, or nothing waiting to be committed) or
+/// its commit counter advanced since the last check. An open session whose uncommitted samples
+/// are older than `stallAfter` while no commit happened is a stall, as are commits that fail
+/// with none succeeding: keep-alives stop and systemd restarts the gateway after `WatchdogSec`.
+///
+/// Test hook: when `$GYROGATE_TEST_STALL_FILE` names a file that exists, the check fails, so
+/// tests can prove that keep-alives stop without breaking the store.
+public struct WatchdogService: Service {
+    let notifier: SystemdNotifier
+    let store: GyroStore
+    let engine: CaptureEngine
+    let logger: Logger
+    let stallAfter: Duration
+    let stallFile: String?
+
+    public init(notifier: SystemdNotifier, store: GyroStore, engine: CaptureEngine, logger: Logger, stallAfter: Duration = .seconds(10),
+                environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.notifier = notifier
+        self.store = store
+        self.engine = engine
+        self.logger = logger
+        self.stallAfter = stallAfter
+        self.stallFile = environment["GYROGATE_TEST_STALL_FILE"]
+    }
+
+    public func run() async throws {
+        guard notifier.isEnabled else { return await idleUntilShutdown() }
+        let interval = notifier.watchdogInterval ?? .seconds(10)
+        do {
+            try await cancelWhenGracefulShutdown {
+                var previous: CaptureCounters?
+                var stalled = false
+                while !Task.isCancelled {
+                    let check = await self.check(previous: previous)
+                    previous = check.counters
+                    if check.healthy {
+                        if self.notifier.watchdogInterval != nil { self.notifier.send("WATCHDOG=1") }
+                        if stalled { self.logger.notice("pipeline progressing again", metadata: ["subsystem": "watchdog"]) }
+                        stalled = false
+                    } else if !stalled {
+                        stalled = true
+                        self.logger.error("pipeline stalled; withholding watchdog keep-alives", metadata: ["subsystem": "watchdog", "reason": "\(check.status)"])
+                    }
+                    self.notifier.send("STATUS=\(check.status)")
+                    try await Task.sleep(for: interval)
+                }
+            }
+        } catch is CancellationError {}
+        notifier.send("STOPPING=1")
+    }
+
+    struct Check {
+        var healthy: Bool
+        var counters: CaptureCounters
+        var status: String
+    }
+
+    func check(previous: CaptureCounters?) async -> Check {
+        let counters = await engine.counters
+        let open = await engine.openSessions().count
+        if let stallFile, FileManager.default.fileExists(atPath: stallFile) {
+            return Check(healthy: false, counters: counters, status: "stalled (test hook)")
+        }
+        let used: Int
+        do { used = try await store.usedBytes() } catch {
+            return Check(healthy: false, counters: counters, status: "store unreachable: \(error)")
+        }
+        let pendingAge = await engine.uncommittedAge()
+        let summary = "\(open) open sessions, \(counters.committedSamples) samples committed, \(counters.commits) commits, store \(used / 1_048_576) MiB"
+        if let problem = Self.stall(previous: previous, current: counters, openSessions: open, uncommittedAge: pendingAge, stallAfter: stallAfter) {
+            return Check(healthy: false, counters: counters, status: problem)
+        }
+        return Check(healthy: true, counters: counters, status: summary)
+    }
+
+    /// The progress rule, without I/O: why the pipeline is stalled, or `nil` when it progresses.
+    ///
+    /// - Commits failed since the last check and none succeeded: stalled (the store refuses writes).
+    /// - Otherwise a commit since the last check is progress.
+    /// - Without open sessions, capture is idle by design.
+    /// - With open sessions, nothing waiting to be committed (or waiting less than
+    ///   `stallAfter`) is idle too: a sensor may simply be quiet.
+    static func stall(previous: CaptureCounters?, current: CaptureCounters, openSessions: Int, uncommittedAge: Duration?,
+                      stallAfter: Duration) -> String? {
+        let committed = previous.map { current.commits > $0.commits } ?? false
+        let failed = previous.map { current.failedCommits > $0.failedCommits } ?? false
+        if failed && !committed { return "capture stalled: store commits are failing (\(current.failedCommits) failed so far)" }
+        if committed || openSessions == 0 { return nil }
+        guard let uncommittedAge, uncommittedAge >= stallAfter else { return nil }
+        return "capture stalled: samples waiting \(uncommittedAge) without a commit"
+    }
+
+    private func idleUntilShutdown() async {
+        try? await gracefulShutdown()
+    }
+}

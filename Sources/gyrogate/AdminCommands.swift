@@ -1,0 +1,204 @@
+import Admin
+import ArgumentParser
+import Foundation
+import GatewayConfig
+
+/// Exit codes of the commands that talk to the daemon (sysexits.h).
+enum AdminExit {
+    /// The daemon is not running (no socket, or nobody answers on it).
+    static let notRunning: Int32 = 69
+    /// The socket exists but this user may not use it.
+    static let notPermitted: Int32 = 77
+    /// The daemon answered with an error.
+    static let requestFailed: Int32 = 1
+}
+
+/// Where the daemon's admin socket is: `--socket`, or the configuration's `admin.socketPath`.
+struct SocketOptions: ParsableArguments {
+    @Option(name: .long, help: "The daemon's admin socket (default: the configuration's admin.socketPath, or /run/gyrogate/admin.sock).")
+    var socket: String?
+
+    @Option(name: .long, help: "Configuration file naming the admin socket.")
+    var config: String?
+
+    @Flag(name: .long, help: "Print JSON for scripts.")
+    var json = false
+
+    func client() throws -> AdminClient {
+        AdminClient(socketPath: try resolveSocketPath(socket: socket, config: config))
+    }
+}
+
+func resolveSocketPath(socket: String?, config: String?) throws -> String {
+    if let socket { return socket }
+    if let config { return try loadConfiguration(config).admin.socketPath }
+    return "/run/gyrogate/admin.sock"
+}
+
+/// Sends one request and returns the response when it is a success; otherwise prints why and
+/// exits with a distinct code.
+func call(_ client: AdminClient, _ method: String, _ target: String, json body: Any? = nil) throws -> AdminClient.Response {
+    var standardError = StandardError()
+    let response: AdminClient.Response
+    do { response = try client.request(method, target, json: body) } catch {
+        print("gyrogate: \(error)", to: &standardError)
+        switch error {
+        case .notRunning: throw ExitCode(AdminExit.notRunning)
+        case .notPermitted: throw ExitCode(AdminExit.notPermitted)
+        default: throw ExitCode(AdminExit.requestFailed)
+        }
+    }
+    guard (200..<300).contains(response.status) else {
+        let error = response.object["error"] as? [String: Any]
+        print("gyrogate: \(response.status) \(error?["code"] as? String ?? ""): \(error?["message"] as? String ?? response.text)", to: &standardError)
+        throw ExitCode(AdminExit.requestFailed)
+    }
+    return response
+}
+
+func printResponse(_ response: AdminClient.Response) {
+    print(response.text, terminator: response.text.hasSuffix("\n") ? "" : "\n")
+}
+
+func percentEncoded(_ text: String) -> String {
+    text.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "?&=#+"))) ?? text
+}
+
+func percentEncodedQuery(_ text: String) -> String {
+    text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~:@"))) ?? text
+}
+
+struct Status: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show what the running daemon is doing.")
+
+    @OptionGroup var socket: SocketOptions
+
+    func run() async throws {
+        let response = try call(try socket.client(), "GET", "/v1/status")
+        if socket.json { return printResponse(response) }
+        let status = response.object
+        let radio = status["radio"] as? [String: Any] ?? [:], broker = status["broker"] as? [String: Any] ?? [:]
+        let outbox = status["outbox"] as? [String: Any] ?? [:], store = status["store"] as? [String: Any] ?? [:]
+        let capture = status["capture"] as? [String: Any] ?? [:]
+        var table = Table(headers: ["", ""])
+        table.rows = [
+            ["gateway", "\(status["gatewayId"] ?? "?") (version \(status["version"] ?? "?"))"],
+            ["uptime", formatDuration(ms: ((status["uptimeSeconds"] as? Double) ?? 0) * 1000)],
+            ["radio", "\(radio["transport"] ?? "?"), controller \(radio["controller"] ?? "?")"],
+            ["broker", "\(broker["host"] ?? "?"):\(broker["port"] ?? "?"), \(broker["state"] ?? "?")"],
+            ["outbox", "\(outbox["depth"] ?? 0) messages, \(outbox["bytes"] ?? 0) bytes, oldest \(outbox["oldestAgeSeconds"].flatMap { $0 as? Double }.map { "\(Int($0)) s" } ?? "-")"],
+            ["store", "\(store["usedBytes"] ?? 0) of \(store["maxBytes"] ?? 0) bytes, \(store["evictedUnpublishedChunks"] ?? 0) unpublished chunks evicted"],
+            ["capture", "\(capture["committedSamples"] ?? 0) samples, \(capture["missingSamples"] ?? 0) missing, \(capture["commits"] ?? 0) commits"],
+        ]
+        print(table.render().split(separator: "\n", omittingEmptySubsequences: false).dropFirst().joined(separator: "\n"))
+        print("")
+        printSensors(status["sensors"] as? [[String: Any]] ?? [])
+    }
+}
+
+func printSensors(_ sensors: [[String: Any]]) {
+    var table = Table(headers: ["SENSOR", "NAME", "USER", "CONNECTION", "SESSION", "SAMPLES"])
+    for sensor in sensors {
+        let session = sensor["session"] as? [String: Any]
+        table.rows.append([sensor["address"] as? String ?? "?", sensor["name"] as? String ?? "-", sensor["userId"] as? String ?? "-",
+                           sensor["connection"] as? String ?? "-", session?["id"] as? String ?? "-", session.map { "\($0["samples"] ?? 0)" } ?? "-"])
+    }
+    print(table.render())
+}
+
+struct Sensors: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List configured and capturing sensors (from the running daemon).")
+
+    @Argument(help: "One sensor's address.")
+    var address: String?
+
+    @OptionGroup var socket: SocketOptions
+
+    func run() async throws {
+        let target = address.map { "/v1/sensors/\(percentEncoded($0))" } ?? "/v1/sensors"
+        let response = try call(try socket.client(), "GET", target)
+        if socket.json { return printResponse(response) }
+        printSensors(address == nil ? (response.object["sensors"] as? [[String: Any]] ?? []) : [response.object])
+    }
+}
+
+struct Resync: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Re-publish every retained document (needs the MQTT publisher).")
+
+    @OptionGroup var socket: SocketOptions
+
+    func run() async throws {
+        let response = try call(try socket.client(), "POST", "/v1/resync")
+        if socket.json { return printResponse(response) }
+        print(response.object["result"] as? String ?? response.text)
+    }
+}
+
+struct Session: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Start, stop or annotate a session on the running daemon.",
+                                                    subcommands: [Start.self, Stop.self, Hazard.self, Delete.self])
+
+    struct Start: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Start a session for a sensor.")
+        @Option(name: .long, help: "The sensor's address.") var device: String
+        @Option(name: .long, help: "The user id (default: the sensor's configured user).") var user: String?
+        @OptionGroup var socket: SocketOptions
+
+        func run() async throws {
+            var body: [String: Any] = ["device": device]
+            if let user { body["userId"] = user }
+            printSession(try call(try socket.client(), "POST", "/v1/sessions", json: body), json: socket.json)
+        }
+    }
+
+    struct Stop: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Stop a session.")
+        @Argument(help: "The session id.") var id: String
+        @OptionGroup var socket: SocketOptions
+
+        func run() async throws {
+            printSession(try call(try socket.client(), "POST", "/v1/sessions/\(percentEncoded(id))/stop"), json: socket.json)
+        }
+    }
+
+    struct Hazard: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Record hazards on a session: NAME=INTENSITY ...")
+        @Argument(help: "The session id.") var id: String
+        @Argument(help: "NAME=INTENSITY pairs.") var hazards: [String]
+        @OptionGroup var socket: SocketOptions
+
+        func run() async throws {
+            var body: [String: Int] = [:]
+            for pair in hazards {
+                let parts = pair.split(separator: "=", maxSplits: 1)
+                guard parts.count == 2, let intensity = Int(parts[1]) else { throw ValidationError("\"\(pair)\" is not NAME=INTENSITY") }
+                body[String(parts[0])] = intensity
+            }
+            guard !body.isEmpty else { throw ValidationError("give at least one NAME=INTENSITY") }
+            printSession(try call(try socket.client(), "POST", "/v1/sessions/\(percentEncoded(id))/hazards", json: body), json: socket.json)
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete a session and its documents (downstream too).")
+        @Argument(help: "The session id.") var id: String
+        @OptionGroup var socket: SocketOptions
+
+        func run() async throws {
+            let response = try call(try socket.client(), "DELETE", "/v1/sessions/\(percentEncoded(id))")
+            if socket.json { return printResponse(response) }
+            print("deleted \(id)")
+        }
+    }
+}
+
+func printSession(_ response: AdminClient.Response, json: Bool) {
+    if json { return printResponse(response) }
+    let session = response.object
+    var table = Table(headers: ["SESSION", "USER", "DEVICE", "DURATION", "SAMPLES", "HAZARDS", "STATE"])
+    let hazards = (session["hazards"] as? [String: Any] ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
+    table.rows.append([session["id"] as? String ?? "?", session["userId"] as? String ?? "?", session["device"] as? String ?? "?",
+                       formatDuration(ms: ((session["durationSeconds"] as? Double) ?? 0) * 1000), "\(session["samples"] ?? 0)",
+                       hazards.isEmpty ? "-" : hazards, (session["open"] as? Bool) == true ? "open" : "closed"])
+    print(table.render())
+}

@@ -1,0 +1,252 @@
+@testable import Admin
+import Capture
+import Foundation
+import GatewayConfig
+import GyroStore
+import NIOCore
+import TestSupport
+import XCTest
+
+/// The server and the API in process: injected providers, request timeouts, the watchdog's
+/// progress rule, without a child process.
+final class InProcessServerTests: XCTestCase {
+    struct Fixture {
+        let directory: TemporaryDirectory
+        let store: GyroStore
+        let engine: CaptureEngine
+        let api: AdminAPI
+        var socketPath: String { directory.file("admin.sock") }
+    }
+
+    func fixture(providers: AdminProviders = AdminProviders(), commitInterval: Duration = .milliseconds(200)) throws -> Fixture {
+        let directory = try TemporaryDirectory("gyrogate-admin")
+        let json = """
+            {"gatewayId": "in-process", "timeZone": "UTC", "bluetooth": {"transport": "hci:0"}, "mqtt": {"host": "broker"},
+             "admin": {"socketPath": "\(directory.file("admin.sock"))"}}
+            """
+        let configuration = try GatewayConfiguration.parse(Data(json.utf8), baseDirectory: directory.path)
+        let store = try GyroStore.open(directory: directory.file("data"), logger: testLogger())
+        let engine = CaptureEngine(store: store, rules: CaptureRules(chunkSize: 100, commitInterval: commitInterval),
+                                   calendar: PeriodCalendar(timeZone: TimeZone(identifier: "UTC")!), logger: testLogger())
+        let api = AdminAPI(configuration: configuration, store: store, engine: engine, providers: providers, version: "test",
+                           access: try AdminAccessPolicy())
+        return Fixture(directory: directory, store: store, engine: engine, api: api)
+    }
+
+    func testInjectedProvidersShowInStatusAndResync() async throws {
+        let providers = AdminProviders(
+            publisherStatus: { PublisherStatus(state: "connected", detail: "broker:1883", publishedTotal: 7) },
+            bluetoothStatus: { BluetoothStatus(controller: "powered on", sensors: [:]) },
+            resync: { "re-published 3 retained documents" })
+        let fixture = try fixture(providers: providers)
+        let status = await fixture.api.respond(to: AdminRequest(method: "GET", target: "/v1/status"))
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(status.body)) as? [String: Any])
+        XCTAssertEqual((object["broker"] as? [String: Any])?["state"] as? String, "connected")
+        XCTAssertEqual((object["broker"] as? [String: Any])?["published"] as? Int, 7)
+        XCTAssertEqual((object["radio"] as? [String: Any])?["controller"] as? String, "powered on")
+        let resync = await fixture.api.respond(to: AdminRequest(method: "POST", target: "/v1/resync"))
+        XCTAssertEqual(resync.status, 200)
+        XCTAssertTrue(String(decoding: resync.body, as: UTF8.self).contains("re-published 3"))
+    }
+
+    /// Concurrent status reads share computations; a read after a mutation sees it.
+    func testConcurrentStatusReadsAreCoalescedButNeverStale() async throws {
+        let calls = LockedArray()
+        let providers = AdminProviders(publisherStatus: {
+            calls.append(1)
+            try? await Task.sleep(for: .milliseconds(50))
+            return PublisherStatus(state: "connected")
+        })
+        let fixture = try fixture(providers: providers)
+        let api = fixture.api
+        let statuses = await withTaskGroup(of: Int.self) { group in
+            for _ in 0..<40 { group.addTask { await api.respond(to: AdminRequest(method: "GET", target: "/v1/status")).status } }
+            return await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        XCTAssertEqual(statuses, Array(repeating: 200, count: 40))
+        XCTAssertLessThan(calls.values.count, 10, "40 concurrent reads should share a few computations")
+
+        let started = await api.respond(to: AdminRequest(method: "POST", target: "/v1/sessions", body: Array(#"{"device":"AA:01","userId":"u"}"#.utf8)))
+        XCTAssertEqual(started.status, 201)
+        let status = await api.respond(to: AdminRequest(method: "GET", target: "/v1/status"))
+        let sensors = (try JSONSerialization.jsonObject(with: Data(status.body)) as? [String: Any])?["sensors"] as? [[String: Any]]
+        XCTAssertEqual(sensors?.first?["address"] as? String, "AA:01")
+    }
+
+    /// Metric values follow capture: received, missing, duplicates, gaps, commits, sessions.
+    func testMetricsCountWhatCaptureDid() async throws {
+        let fixture = try fixture()
+        let sensor = SensorIdentity(device: "AA:01", userId: "u")
+        let t0 = 1_795_000_000_000.0
+        func samples(_ range: Range<Int>) -> [StoredSample] { range.map { StoredSample(timestampMs: t0 + Double($0) * 20, x: 1, y: 2, z: 3) } }
+        try await fixture.engine.startSession(sensor: sensor, atMs: t0)
+        try await fixture.engine.append(sensor: sensor, stream: .gyro, odrHz: 50, range: 2000, firstIndex: 0, samples: samples(0..<50))
+        try await fixture.engine.append(sensor: sensor, stream: .gyro, odrHz: 50, range: 2000, firstIndex: 60, samples: samples(60..<100))
+        try await fixture.engine.append(sensor: sensor, stream: .gyro, odrHz: 50, range: 2000, firstIndex: 90, samples: samples(90..<100))
+        try await fixture.engine.flush()
+        let response = await fixture.api.respond(to: AdminRequest(method: "GET", target: "/metrics"))
+        let values = Dictionary(String(decoding: response.body, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap { line in
+            let parts = line.split(separator: " ")
+            return parts.count == 2 ? (String(parts[0]), Double(parts[1]) ?? -1) : nil
+        }, uniquingKeysWith: { $1 })
+        XCTAssertEqual(values["gyrogate_samples_received_total"], 90)
+        XCTAssertEqual(values["gyrogate_samples_expected"], 100)
+        XCTAssertEqual(values["gyrogate_samples_missing_total"], 10)
+        XCTAssertEqual(values["gyrogate_samples_duplicate_total"], 10)
+        XCTAssertEqual(values["gyrogate_gaps_total"], 1)
+        XCTAssertEqual(values["gyrogate_sessions_started_total"], 1)
+        XCTAssertEqual(values["gyrogate_sessions_open"], 1)
+        XCTAssertGreaterThanOrEqual(values["gyrogate_commits_total"] ?? 0, 2)
+        XCTAssertGreaterThan(values["gyrogate_outbox_depth"] ?? 0, 0)
+        XCTAssertGreaterThan(values["gyrogate_outbox_bytes"] ?? 0, 0)
+        XCTAssertGreaterThan(values["gyrogate_store_bytes"] ?? 0, 0)
+        XCTAssertGreaterThan(values["gyrogate_process_resident_memory_bytes"] ?? 0, 1_000_000)
+    }
+
+    func testQueryAndPathDecoding() {
+        let request = AdminRequest(method: "GET", target: "/v1/sessions?range=week&user=a%40b+c")
+        XCTAssertEqual(request.path, "/v1/sessions")
+        XCTAssertEqual(request.query, ["range": "week", "user": "a@b c"])
+        XCTAssertEqual(AdminAPI.segments("/v1/documents/records/a%2Fb"), ["v1", "documents", "records", "a/b"])
+        XCTAssertNil(AdminAPI.segments("/v1/%zz"))
+        XCTAssertNil(AdminAPI.segments("v1/status"))
+        XCTAssertEqual(AdminAPI.match(["v1", "sessions", "x", "stop"], ["v1", "sessions", "*", "stop"]), ["x"])
+        XCTAssertNil(AdminAPI.match(["v1", "sessions", "", "stop"], ["v1", "sessions", "*", "stop"]))
+    }
+
+    func testAccessPolicy() throws {
+        let open = try AdminAccessPolicy()
+        XCTAssertTrue(open.permits(nil))
+        let byUid = try AdminAccessPolicy(allowedUids: [1000])
+        XCTAssertTrue(byUid.permits(PeerCredentials(pid: 1, uid: 1000, gid: 1000)))
+        XCTAssertFalse(byUid.permits(PeerCredentials(pid: 1, uid: 1001, gid: 1000)))
+        XCTAssertFalse(byUid.permits(nil))
+        let byGroup = try AdminAccessPolicy(allowedGroups: ["daemon"])
+        XCTAssertTrue(byGroup.permits(PeerCredentials(pid: 1, uid: 4321, gid: 1)))
+        XCTAssertFalse(byGroup.permits(PeerCredentials(pid: 1, uid: 4321, gid: 4321)))
+        XCTAssertThrowsError(try AdminAccessPolicy(allowedGroups: ["no-such-group-gyrogate"]))
+    }
+
+    /// An idle client and a slow one (a byte every 100 ms) are cut off at the request timeout.
+    func testIdleAndSlowClientsAreCutOff() async throws {
+        let fixture = try fixture()
+        var limits = AdminServerLimits()
+        limits.requestTimeout = .milliseconds(500)
+        var settings = fixture.api.configuration.admin
+        settings.mode = 0o600
+        let server = AdminServer(api: fixture.api, settings: settings, limits: limits, logger: testLogger())
+        let channel = try await server.bind()
+        defer { channel.close(promise: nil) }
+        let path = fixture.socketPath
+
+        let idle = try await Task.detached {
+            let client = AdminClient(socketPath: path, timeoutSeconds: 5)
+            let fd = try client.connect()
+            defer { close(fd) }
+            let start = Date()
+            var byte: UInt8 = 0
+            let count = recv(fd, &byte, 1, 0)
+            return (count, Date().timeIntervalSince(start))
+        }.value
+        XCTAssertEqual(idle.0, 0, "the server should close an idle connection")
+        XCTAssertLessThan(idle.1, 3)
+
+        let slow = try await Task.detached {
+            let client = AdminClient(socketPath: path, timeoutSeconds: 5)
+            let fd = try client.connect()
+            defer { close(fd) }
+            let start = Date()
+            for byte in Array("GET /v1/status HTTP/1.1\r\nHost: slow\r\nX-Padding: aaaaaaaaaaaaaaaaaaaa\r\n\r\n".utf8) {
+                if send(fd, [byte], 1, Int32(MSG_NOSIGNAL)) < 0 { break }
+                usleep(100_000)
+            }
+            return Date().timeIntervalSince(start)
+        }.value
+        XCTAssertLessThan(slow, 3, "a slow client should be cut off before it finishes")
+        // The server still answers others.
+        let status = try await Task.detached { try AdminClient(socketPath: path).request("GET", "/v1/status").status }.value
+        XCTAssertEqual(status, 200)
+    }
+
+    /// The progress rule alone: failing commits, commits, idleness, old uncommitted samples.
+    func testTheProgressRule() {
+        var before = CaptureCounters()
+        before.commits = 10
+        before.failedCommits = 1
+        var committed = before
+        committed.commits = 11
+        var failing = before
+        failing.failedCommits = 3
+        let stall = WatchdogService.stall
+        XCTAssertNil(stall(before, committed, 1, .seconds(60), .seconds(10)), "a commit is progress")
+        XCTAssertNil(stall(before, before, 0, nil, .seconds(10)), "no session: idle by design")
+        XCTAssertNil(stall(before, before, 2, nil, .seconds(10)), "nothing waiting: a quiet sensor")
+        XCTAssertNil(stall(before, before, 2, .seconds(3), .seconds(10)), "waiting less than stallAfter")
+        XCTAssertNotNil(stall(before, before, 2, .seconds(11), .seconds(10)), "samples waiting with no commit")
+        XCTAssertNotNil(stall(before, failing, 0, nil, .seconds(10)), "commits failing, none succeeding")
+        var both = failing
+        both.commits = 11
+        XCTAssertNil(stall(before, both, 1, nil, .seconds(10)), "a retry that succeeded is progress")
+    }
+
+    /// `Expect: 100-continue` gets the interim response before the final one.
+    func testExpectContinue() async throws {
+        let fixture = try fixture()
+        let channel = try await AdminServer(api: fixture.api, settings: fixture.api.configuration.admin, logger: testLogger()).bind()
+        defer { channel.close(promise: nil) }
+        let path = fixture.socketPath
+        let text = try await Task.detached {
+            let body = #"{"device":"AA:01","userId":"u"}"#
+            let raw = "POST /v1/sessions HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+            return String(decoding: try AdminClient(socketPath: path).exchange(Array(raw.utf8)), as: UTF8.self)
+        }.value
+        XCTAssertTrue(text.hasPrefix("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\n"), text)
+    }
+
+    /// Beyond `maxConnections`, a connection is answered 503 at once; freed slots are reused.
+    func testConnectionsBeyondTheLimitAreRefused() async throws {
+        let fixture = try fixture()
+        var limits = AdminServerLimits()
+        limits.maxConnections = 2
+        let server = AdminServer(api: fixture.api, settings: fixture.api.configuration.admin, limits: limits, logger: testLogger())
+        let channel = try await server.bind()
+        defer { channel.close(promise: nil) }
+        let path = fixture.socketPath
+        let statuses = try await Task.detached {
+            let client = AdminClient(socketPath: path, timeoutSeconds: 5)
+            let idle = try [client.connect(), client.connect()]
+            usleep(200_000)
+            let refused = try client.request("GET", "/v1/status").status
+            idle.forEach { close($0) }
+            usleep(200_000)
+            let admitted = try client.request("GET", "/v1/status").status
+            return (refused, admitted)
+        }.value
+        XCTAssertEqual(statuses.0, 503)
+        XCTAssertEqual(statuses.1, 200)
+    }
+
+    /// The watchdog's progress rule with commits stopped: an open session whose samples wait
+    /// uncommitted longer than `stallAfter` without a commit is a stall.
+    func testTheWatchdogSeesCommitsThatStop() async throws {
+        let fixture = try fixture(commitInterval: .seconds(3600))
+        let watchdog = WatchdogService(notifier: SystemdNotifier(environment: [:]), store: fixture.store, engine: fixture.engine,
+                                       logger: testLogger(), stallAfter: .milliseconds(50), environment: [:])
+        let idle = await watchdog.check(previous: nil)
+        XCTAssertTrue(idle.healthy, "no session: idle by design")
+        let sensor = SensorIdentity(device: "AA:01", userId: "u")
+        try await fixture.engine.startSession(sensor: sensor, atMs: 1_795_000_000_000)
+        let afterStart = await watchdog.check(previous: nil)
+        XCTAssertTrue(afterStart.healthy)
+        // Samples appended; with no committer running and a long interval they stay uncommitted.
+        try await fixture.engine.append(sensor: sensor, stream: .gyro, odrHz: 50, range: 2000, firstIndex: 0,
+                                        samples: (0..<10).map { StoredSample(timestampMs: 1_795_000_000_000 + Double($0) * 20, x: 0, y: 0, z: 0) })
+        try await Task.sleep(for: .milliseconds(100))
+        let stalled = await watchdog.check(previous: afterStart.counters)
+        XCTAssertFalse(stalled.healthy, stalled.status)
+        XCTAssertTrue(stalled.status.contains("capture stalled"), stalled.status)
+        try await fixture.engine.flush()
+        let resumed = await watchdog.check(previous: stalled.counters)
+        XCTAssertTrue(resumed.healthy, resumed.status)
+    }
+}
