@@ -27,6 +27,12 @@ let package = Package(
         .target(name: "ATT", dependencies: ["BluetoothWire"], swiftSettings: strict),
         // MetaWear protocol as values: commands, packets, module discovery, sample clock.
         .target(name: "MetaWear", swiftSettings: strict),
+        // MetaWear boards over a GATT link, and their supervision: initialisation, streaming, gaps.
+        .target(
+            name: "Sensors",
+            dependencies: ["MetaWear", "Capture", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
         .target(
             name: "GyroStore",
             dependencies: [.product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")],
@@ -76,6 +82,7 @@ let package = Package(
         .testTarget(name: "ATTTests", dependencies: ["ATT", "BluetoothWire"]),
         .testTarget(name: "BLEFuzzTests", dependencies: ["BluetoothWire", "HCI", "GAP", "L2CAP", "ATT"]),
         .testTarget(name: "MetaWearTests", dependencies: ["MetaWear"]),
+        .testTarget(name: "SensorsTests", dependencies: ["Sensors", "MetaWear", "Capture", "GyroStore", "TestSupport"]),
         .testTarget(name: "GatewayConfigTests", dependencies: ["GatewayConfig"]),
         .testTarget(name: "GyroStoreTests", dependencies: ["GyroStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "GyroStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),

@@ -1,0 +1,166 @@
+import MetaWear
+
+// StreamTracker: stream indices, gaps and timestamps for one sensor stream (gyro or accelerometer).
+//
+// A MetaWear notification carries no sample counter (protocol reference, section 10), so the index
+// of a sample is derived: it counts the samples the board produced, and every sample lost on the
+// way must still take an index, or the capture engine could not see the gap. Two places lose
+// samples, and each gets its own method:
+//
+// 1. Within a connection (board-side drops, a "silent" board that comes back before the watchdog
+//    fires). BLE is reliable within a connection, so a loss shows only as a *step* in arrival
+//    times: every notification after it arrives m·P later than the drift-corrected line predicts
+//    (P = period). The tracker feeds a *copy* of the SampleClock and computes each
+//    notification's residual, arrival − stamp of its last sample (≥ 0 by the clock's envelope
+//    rule). A residual of at least half a period makes the notification a suspect: it and what
+//    follows are held for `confirmationWindow` of arrival time. Jitter and host stalls deliver
+//    late and then catch up, so some held residual returns near 0; a real loss keeps them all
+//    up, so m = round(min residual / P) ≥ 1 samples are declared missing before the suspect. The
+//    held notifications are then replayed (each may start a new suspicion). The clock is given
+//    the missing samples too, stamped at the suspect's arrival (late, so they never move its
+//    envelope), which keeps its drift estimate across the gap. Cost: up to `confirmationWindow`
+//    of extra latency after a suspect; a drift not yet learnt by the clock (its first ~10 s,
+//    real boards only: the peer's rate is exact) can be taken for a loss at high rates.
+// 2. Across a reconnect or re-initialisation. The board keeps producing samples until the
+//    gateway's reset sequence stops it, so the samples missing are those due between the last
+//    sample received and the stop: m = round((stopTime − lastStamp) / P_nominal), with both times
+//    on the host clock (the stamp carries the smallest transport latency, as the stop does).
+//    The new stream (the board restarts its own count at the start command) continues the index
+//    after them. Error: ±1 sample from the unknown latency.
+//
+// Indices are Int64 stream indices as the capture engine wants them; stamps are host seconds.
+
+public struct StreamTracker: Sendable {
+    /// Samples ready for the capture engine: consecutive indices from `firstIndex`.
+    public struct Batch: Sendable, Equatable {
+        public var firstIndex: Int64
+        public var samples: [TimestampedSample]
+        /// Set when a gap precedes this batch: why, for the gap record.
+        public var gapReason: String?
+    }
+
+    public let odrHz: Double
+    public let decoder: SampleDecoder
+    /// How long a suspect notification is held for confirmation (arrival time, seconds).
+    public var confirmationWindow: Double
+
+    /// The index the next sample gets.
+    public private(set) var nextIndex: Int64 = 0
+    /// Stamp (s) of the last sample handed out, if any.
+    public private(set) var lastStamp: Double?
+    /// Samples declared missing so far, by either method.
+    public private(set) var missingSamples: Int64 = 0
+    /// Gaps declared so far.
+    public private(set) var gapCount = 0
+    /// Samples received from the board.
+    public private(set) var receivedSamples: Int64 = 0
+
+    private var clock: SampleClock
+    /// First stream index of the current board stream (the clock's index 0).
+    private var segmentBase: Int64 = 0
+    private var held: [(samples: RawTriples, arrival: Double)] = []
+    private var pendingReason: String?
+
+    public init(odrHz: Double, decoder: SampleDecoder, confirmationWindow: Double = 0.5) {
+        self.odrHz = odrHz
+        self.decoder = decoder
+        self.confirmationWindow = confirmationWindow
+        clock = SampleClock(nominalRate: odrHz)
+    }
+
+    /// Samples are held for confirmation.
+    public var isHolding: Bool { !held.isEmpty }
+
+    /// Starts a new board stream after an interruption: the board was stopped at `stopTime` (host
+    /// seconds). Samples due between the last stamp and the stop are declared missing with
+    /// `reason`. Flush held samples first (``flush()``).
+    public mutating func restart(stopTime: Double, reason: String) {
+        precondition(held.isEmpty, "flush before restarting")
+        if let lastStamp {
+            let missing = Int64(max(0, ((stopTime - lastStamp) * odrHz).rounded()))
+            if missing > 0 {
+                nextIndex += missing
+                missingSamples += missing
+                gapCount += 1
+            }
+            pendingReason = reason
+        }
+        segmentBase = nextIndex
+        clock.reset()
+    }
+
+    /// Takes one notification's samples (oldest first) that arrived at `arrival` (host seconds).
+    public mutating func push(_ samples: RawTriples, arrival: Double) -> [Batch] {
+        receivedSamples += Int64(samples.count)
+        var out: [Batch] = []
+        if held.isEmpty {
+            var trial = clock
+            let timing = trial.timestamp(sampleCount: samples.count, arrivalTime: arrival)
+            if residual(timing, arrival) < 0.5 * clock.nominalPeriod || clock.nextIndex == 0 {
+                clock = trial
+                out.append(emit(samples, timing))
+            } else {
+                held.append((samples, arrival))
+            }
+        } else {
+            held.append((samples, arrival))
+            if arrival - held[0].arrival >= confirmationWindow { resolve(into: &out) }
+        }
+        return out
+    }
+
+    /// Decides on held samples with what has arrived (link lost, stream stopping).
+    public mutating func flush() -> [Batch] {
+        var out: [Batch] = []
+        while !held.isEmpty { resolve(into: &out, final: true) }
+        return out
+    }
+
+    private func residual(_ timing: SampleClock.Timing, _ arrival: Double) -> Double {
+        arrival - timing.time(at: timing.count - 1)
+    }
+
+    private mutating func resolve(into out: inout [Batch], final: Bool = false) {
+        var trial = clock
+        var minimum = Double.infinity
+        for item in held {
+            let timing = trial.timestamp(sampleCount: item.samples.count, arrivalTime: item.arrival)
+            minimum = min(minimum, residual(timing, item.arrival))
+        }
+        let items = held
+        held = []
+        let missing = Int64((minimum / clock.nominalPeriod).rounded())
+        if missing >= 1 {
+            _ = clock.timestamp(sampleCount: Int(missing), arrivalTime: items[0].arrival)
+            nextIndex += missing
+            missingSamples += missing
+            gapCount += 1
+            pendingReason = "notReceived"
+        }
+        // The suspect itself is accepted now; the rest are replayed and may raise a new suspicion.
+        let first = clock.timestamp(sampleCount: items[0].samples.count, arrivalTime: items[0].arrival)
+        out.append(emit(items[0].samples, first))
+        for item in items.dropFirst() {
+            if final && !held.isEmpty {
+                held.append(item)
+            } else {
+                out += push(item.samples, arrival: item.arrival)
+                receivedSamples -= Int64(item.samples.count)  // counted when first pushed
+            }
+        }
+    }
+
+    private mutating func emit(_ samples: RawTriples, _ timing: SampleClock.Timing) -> Batch {
+        let first = segmentBase + Int64(timing.firstIndex)
+        precondition(first == nextIndex, "stream index out of step")
+        var decoded: [TimestampedSample] = []
+        decoded.reserveCapacity(samples.count)
+        decoder.decode(samples, timing: timing, into: &decoded)
+        for k in decoded.indices { decoded[k].index = UInt64(first) + UInt64(k) }
+        nextIndex = first + Int64(samples.count)
+        lastStamp = decoded.last?.time ?? lastStamp
+        let reason = pendingReason
+        pendingReason = nil
+        return Batch(firstIndex: first, samples: decoded, gapReason: reason)
+    }
+}
