@@ -25,6 +25,15 @@ let package = Package(
         .target(name: "GAP", dependencies: ["BluetoothWire"], swiftSettings: strict),
         .target(name: "L2CAP", dependencies: ["BluetoothWire"], swiftSettings: strict),
         .target(name: "ATT", dependencies: ["BluetoothWire"], swiftSettings: strict),
+        // Kernel HCI socket structures and termios setup in C (no libbluetooth: it is GPL).
+        .target(name: "CHCISocket"),
+        // The LE host: transports, HCI controller, connections, L2CAP, GATT client.
+        .target(
+            name: "BLEHost",
+            dependencies: ["BluetoothWire", "HCI", "GAP", "L2CAP", "ATT", "CHCISocket",
+                           .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
         // MetaWear protocol as values: commands, packets, module discovery, sample clock.
         .target(name: "MetaWear", swiftSettings: strict),
         // MetaWear boards over a GATT link, and their supervision: initialisation, streaming, gaps.
@@ -55,7 +64,7 @@ let package = Package(
         .executableTarget(
             name: "gyrogate",
             dependencies: [
-                "GatewayConfig", "GyroStore", "Capture", "Daemon",
+                "GatewayConfig", "GyroStore", "Capture", "Daemon", "BLEHost", "BluetoothWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

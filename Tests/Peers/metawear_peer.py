@@ -335,6 +335,8 @@ class Peer:
                     "hci_client_connected": self.h4.writer is not None,
                     "hci_clients_served": self.h4.clients_served,
                     "hci_resets": a.hci_resets,
+                    "commands_swallowed": [f"0x{o:04x}" for o in a.swallowed[-20:]],
+                    "swallow_remaining": a.swallow_remaining,
                     "scanning": a.le_scan_enable,
                     "stale_acl_from_host": a.stale_acl_from_host,
                     "stale_acl_from_link": a.stale_acl_from_link,
@@ -352,6 +354,14 @@ class Peer:
                 raise ValueError("size and credits must be 1..65535, delay >= 0")
             a.configure_acl_buffer(size, credits, delay)
             return {"size": size, "credits": credits, "completion_delay_ms": delay}
+        if cmd == "swallow_commands":
+            count = int(request.get("count", 1))
+            opcode = request.get("opcode")
+            if count < 0:
+                raise ValueError("count must be >= 0")
+            a.swallow_remaining = count
+            a.swallow_opcode = int(opcode, 0) if isinstance(opcode, str) else opcode
+            return {"count": count, "opcode": a.swallow_opcode, "swallowed": [f"0x{o:04x}" for o in a.swallowed[-20:]]}
         if cmd == "stop":
             asyncio.get_running_loop().call_later(0.05, self.stopped.set)
             return {}

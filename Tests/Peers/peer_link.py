@@ -130,6 +130,9 @@ class HostFacingController(QuietController):
         self.hci_resets = 0
         self.stale_acl_from_host = 0
         self.stale_acl_from_link = 0
+        self.swallow_remaining = 0  # commands to drop without any answer (control: swallow_commands)
+        self.swallow_opcode: int | None = None
+        self.swallowed: list[int] = []
 
     # -- configuration -----------------------------------------------------
     def configure_acl_buffer(self, size: int, credits: int, delay_ms: float) -> None:
@@ -234,6 +237,11 @@ class HostFacingController(QuietController):
 
     # -- HCI commands -------------------------------------------------------
     def on_hci_command_packet(self, command):
+        if self.swallow_remaining > 0 and self.swallow_opcode in (None, command.op_code):
+            # Test hook: behave like a controller that never answers (no status, no complete).
+            self.swallow_remaining -= 1
+            self.swallowed.append(command.op_code)
+            return
         handler = getattr(self, f"on_{command.name.lower()}", None)
         if handler is None and not isinstance(command, hci.HCI_SyncCommand):
             self._send_hci_command_status(

@@ -1,0 +1,229 @@
+import ATT
+import BluetoothWire
+import GAP
+import HCI
+import L2CAP
+import Logging
+
+/// The LE host (central role): owns one controller through an ``HCITransport``.
+///
+/// Design overview. One actor per controller holds every piece of protocol state; everything
+/// that reacts to the controller runs synchronously inside it, in packet order:
+/// - the reader loop (``start()``) frames packets and calls the dispatch (`BLEHost+Dispatch`);
+/// - commands go through ``CommandFlow`` (credits, per-command deadlines: a controller that
+///   never answers fails the command with ``BLEHostError/commandTimeout(opcode:after:)``);
+/// - outgoing ACL goes through ``ACLCredits`` and never exceeds the controller's buffers;
+///   L2CAP frames are fragmented to the controller's buffer size (`BLEHost+ACL`);
+/// - incoming ACL is reassembled per connection and routed by CID: ATT to the link's
+///   ``ATTBearer`` (no actor hop: notifications are the hot path), LE signalling here;
+/// - every packet to the controller is queued on one outbox, written by one writer task, so
+///   order is kept and no dispatch step ever waits for I/O.
+///
+/// Bad input never stops the host: packets that fail to decode are counted in
+/// ``BLEHostStatus/malformedPackets``, unexpected ones in ``BLEHostStatus/unknownPackets``,
+/// and dropped. A Disconnection Complete fails the link's pending requests, returns its ACL
+/// credits, drops its queued packets and finishes its streams, so a reconnect starts from zero.
+public actor BLEHost {
+    typealias Clock = ContinuousClock
+
+    struct ConnectionRecord {
+        let connection: LEConnection
+        let bearer: ATTBearer
+        let link: LinkState
+        let peerAddressType: BluetoothAddressType
+        var reassembler: ACLReassembler
+        var intervalUnits: UInt16
+        var latency: UInt16
+        var timeoutUnits: UInt16
+        var signalIdentifier: UInt8 = 0
+    }
+
+    struct Counters {
+        var events = 0
+        var aclReceived = 0
+        var aclSent = 0
+        var malformed = 0
+        var unknown = 0
+        var commandTimeouts = 0
+        var reassemblyErrors = 0
+        var creditAnomalies = 0
+        var opened = 0
+        var closed = 0
+        var parameterAccepted = 0
+        var parameterRejected = 0
+    }
+
+    let transport: any HCITransport
+    let configuration: BLEHostConfiguration
+    let logger: Logger
+    let clock = Clock()
+
+    var state: BLEHostStatus.ControllerState = .idle
+    var counters = Counters()
+    var controllerAddress: BluetoothAddress?
+    var randomAddress: BluetoothAddress?
+
+    // Commands.
+    var commandFlow = CommandFlow<Clock.Instant>()
+    var commandWaiters: [CommandFlow<Clock.Instant>.Token: @Sendable (Result<CommandResponse, BLEHostError>) -> Void] = [:]
+
+    // ACL.
+    var aclBufferSize = 27
+    var aclCredits = ACLCredits(totalBuffers: 0)
+    var aclQueue: [ACLPacket] = []
+    var aclQueueHead = 0
+
+    // Links.
+    var connections: [UInt16: ConnectionRecord] = [:]
+    var connectionUpdateWaiters: [UInt16: [UInt64: CheckedContinuation<HCIStatus, Never>]] = [:]
+    var connectionUpdates: [UInt16: (count: Int, status: HCIStatus)] = [:]
+    var nextWaiterID: UInt64 = 0
+
+    // Scanning and initiating (one at a time: see `BLEHost+Scan`, `BLEHost+Connect`).
+    var scanResults: [BluetoothAddress: Advertisement]?
+    var initiatorBusy = false
+    var initiatorQueue: [CheckedContinuation<Void, Never>] = []
+    var pendingConnect: PendingConnect?
+
+    // I/O.
+    var outbox: AsyncStream<H4Packet>.Continuation?
+    var readerTask: Task<Void, Never>?
+    var writerTask: Task<Void, Never>?
+
+    public init(transport: any HCITransport, configuration: BLEHostConfiguration = .init(), logger: Logger) {
+        self.transport = transport
+        self.configuration = configuration
+        var logger = logger
+        logger[metadataKey: "subsystem"] = "ble"
+        self.logger = logger
+    }
+
+    /// Starts the reader and writer, then initialises the controller: HCI Reset, Read BD_ADDR,
+    /// event masks, LE Read Buffer Size (falling back to Read Buffer Size when the LE buffers
+    /// are shared), and the static random address when the own address type is random.
+    ///
+    /// - throws: ``BLEHostError`` naming the command that failed or timed out.
+    public func start() async throws {
+        guard state == .idle || state == .failed else {
+            throw BLEHostError.notReady(state: "start() called while \(state.rawValue)")
+        }
+        state = .starting
+        startIO()
+        do {
+            try await initialiseController()
+            state = .ready
+            logger.info("BLE host ready", metadata: [
+                "address": "\(controllerAddress.map { "\($0)" } ?? "?")",
+                "aclBuffer": "\(aclBufferSize)x\(aclCredits.totalBuffers)",
+            ])
+        } catch {
+            state = .failed
+            throw error
+        }
+    }
+
+    /// Disconnects every link (waiting up to a second for each), closes the transport and fails
+    /// everything pending. The host cannot be started again.
+    public func stop() async {
+        guard state != .stopped else { return }
+        if state == .ready {
+            for (handle, record) in connections where record.link.isConnected {
+                sendCommandIgnoringResult(DisconnectCommand(connectionHandle: handle, reason: .remoteUserTerminatedConnection))
+            }
+            let deadline = clock.now.advanced(by: .seconds(1))
+            while !connections.isEmpty, clock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        state = .stopped
+        await transport.close()
+        transportLost(reason: .connectionTerminatedByLocalHost)
+        outbox?.finish()
+        readerTask?.cancel()
+    }
+
+    public func status() -> BLEHostStatus {
+        BLEHostStatus(
+            state: state, controllerAddress: controllerAddress, randomAddress: randomAddress,
+            aclBufferSize: aclBufferSize, aclBufferCount: aclCredits.totalBuffers,
+            aclBuffersAvailable: aclCredits.available,
+            connections: connections.keys.sorted().compactMap { handle in
+                guard let record = connections[handle] else { return nil }
+                return BLEHostStatus.Connection(
+                    handle: handle, peer: record.connection.peer, peerAddressType: record.peerAddressType,
+                    intervalMs: Double(record.intervalUnits) * 1.25, latency: record.latency,
+                    supervisionTimeoutMs: Double(record.timeoutUnits) * 10,
+                    aclInFlight: aclCredits.inFlight(handle: handle),
+                    aclQueued: aclQueue[aclQueueHead...].lazy.filter { $0.handle == handle }.count)
+            },
+            isScanning: scanResults != nil, isConnecting: pendingConnect != nil,
+            eventsReceived: counters.events, aclPacketsReceived: counters.aclReceived, aclPacketsSent: counters.aclSent,
+            malformedPackets: counters.malformed, unknownPackets: counters.unknown,
+            commandTimeouts: counters.commandTimeouts, reassemblyErrors: counters.reassemblyErrors,
+            creditAnomalies: counters.creditAnomalies, connectionsOpened: counters.opened,
+            connectionsClosed: counters.closed, parameterRequestsAccepted: counters.parameterAccepted,
+            parameterRequestsRejected: counters.parameterRejected)
+    }
+
+    // MARK: - I/O
+
+    /// Starts one reader (dispatching every packet on this actor) and one writer (the outbox).
+    func startIO() {
+        guard readerTask == nil else { return }
+        let (stream, continuation) = AsyncStream<H4Packet>.makeStream(bufferingPolicy: .unbounded)
+        outbox = continuation
+        let transport = self.transport
+        let logger = self.logger
+        writerTask = Task { [weak self] in
+            for await packet in stream {
+                do {
+                    try await transport.send(packet)
+                } catch {
+                    logger.error("HCI write failed", metadata: ["error": "\(error)"])
+                    await self?.transportFailed(error)
+                    return
+                }
+            }
+        }
+        let packets = transport.packets()
+        readerTask = Task { [weak self] in
+            await self?.readLoop(packets)
+        }
+    }
+
+    private func readLoop(_ packets: AsyncThrowingStream<H4Packet, any Error>) async {
+        do {
+            for try await packet in packets {
+                dispatch(packet)
+            }
+            transportFailed(TransportError(kind: .closed, transport: "controller", operation: "read",
+                                           hint: "the transport closed"))
+        } catch {
+            transportFailed(error)
+        }
+    }
+
+    func transportFailed(_ error: any Error) {
+        guard state != .stopped else { return }
+        logger.error("HCI transport lost", metadata: ["error": "\(error)"])
+        state = .failed
+        transportLost(reason: .connectionTimeout)
+    }
+
+    /// Fails every pending command and waiter, and ends every link (the controller is gone).
+    func transportLost(reason: HCIStatus) {
+        perform(commandFlow.transportLost())
+        for handle in Array(connections.keys) {
+            linkDown(handle: handle, reason: reason)
+        }
+        if let pending = pendingConnect {
+            pendingConnect = nil
+            pending.continuation.resume(throwing: BLEHostError.notReady(state: state.rawValue))
+        }
+        scanResults = nil
+    }
+
+    func write(_ packet: H4Packet) {
+        outbox?.yield(packet)
+    }
+}

@@ -1,0 +1,243 @@
+import ATT
+import BluetoothWire
+import Synchronization
+
+/// The ATT client side of one link's fixed channel (CID 0x0004), Core v5.4, Vol 3, Part F.
+///
+/// Design overview: the host's dispatch calls ``receive(_:)`` synchronously for every ATT PDU
+/// from the peer, in order, with no actor hop, because notifications arrive thousands of times
+/// a second. State is behind one `Mutex`: the single outstanding request (ATT allows one per
+/// bearer, 3.3.2; ``GATTClient`` queues callers before they get here), the notification
+/// streams by value handle, and whether the link is down. ``close(reason:)`` fails the request
+/// and finishes every stream, so nothing waits on a dead link.
+///
+/// After a request timeout the spec (3.3.3) forbids further requests on the bearer: later
+/// requests fail at once with the same timeout until the link is reconnected.
+final class ATTBearer: Sendable {
+    typealias Sender = @Sendable ([UInt8]) async throws -> Void
+
+    /// The outstanding request. It is registered before the PDU is sent, so a response that
+    /// overtakes the sender's return is kept in `result` until the caller starts waiting.
+    private struct Pending {
+        var id: UInt64
+        var request: String
+        var continuation: CheckedContinuation<ATTPDU, any Error>?
+        var result: Result<ATTPDU, any Error>?
+    }
+
+    private struct State {
+        var pending: Pending?
+        var nextID: UInt64 = 0
+        var subscribers: [UInt16: [UInt64: AsyncStream<[UInt8]>.Continuation]] = [:]
+        var nextSubscriberID: UInt64 = 0
+        var closed = false
+        var timedOut: (request: String, after: Duration)?
+        var mtu: UInt16 = 23
+        var unexpected = 0
+        var malformed = 0
+        var notifications = 0
+    }
+
+    /// What the dispatcher must do after a received PDU.
+    enum Reaction: Equatable {
+        case none
+        /// Send a Handle Value Confirmation (an indication arrived).
+        case confirm
+        /// The PDU could not be decoded (peer fault); counted.
+        case malformed
+        /// A response nobody waited for, or an opcode a client does not handle; counted.
+        case unexpected
+    }
+
+    private let state = Mutex(State())
+    private let sender: Sender
+    let requestTimeout: Duration
+
+    init(requestTimeout: Duration, sender: @escaping Sender) {
+        self.requestTimeout = requestTimeout
+        self.sender = sender
+    }
+
+    var mtu: UInt16 {
+        get { state.withLock { $0.mtu } }
+        set { state.withLock { $0.mtu = newValue } }
+    }
+
+    var isClosed: Bool { state.withLock { $0.closed } }
+
+    /// Counters for status and tests: unexpected PDUs, malformed PDUs, notifications delivered.
+    var counters: (unexpected: Int, malformed: Int, notifications: Int) {
+        state.withLock { ($0.unexpected, $0.malformed, $0.notifications) }
+    }
+
+    /// Sends a command (no response expected).
+    func command(_ pdu: [UInt8]) async throws {
+        if state.withLock({ $0.closed }) { throw GATTError.disconnected(request: "ATT command") }
+        try await sender(pdu)
+    }
+
+    /// Sends `pdu` and waits for its response (or an Error Response) until the request timeout.
+    /// It is a programmer error to call this while another request is outstanding.
+    func request(_ pdu: [UInt8], name: String) async throws -> ATTPDU {
+        let id: UInt64 = try state.withLock { state throws(GATTError) -> UInt64 in
+            if state.closed { throw .disconnected(request: name) }
+            if let timedOut = state.timedOut {
+                throw .timeout(request: "\(name) (bearer unusable since \(timedOut.request) timed out)", after: timedOut.after)
+            }
+            precondition(state.pending == nil, "one ATT request at a time")
+            state.nextID += 1
+            state.pending = Pending(id: state.nextID, request: name)
+            return state.nextID
+        }
+        let timeout = requestTimeout
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: timeout)
+            guard !Task.isCancelled else { return }
+            self?.settle(id: id, .failure(GATTError.timeout(request: name, after: timeout)), timedOut: timeout)
+        }
+        defer { timer.cancel() }
+        do {
+            try await sender(pdu)
+        } catch {
+            settle(id: id, .failure(error))
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ATTPDU, any Error>) in
+                let ready = state.withLock { state -> Result<ATTPDU, any Error>? in
+                    guard var pending = state.pending, pending.id == id else {
+                        return .failure(GATTError.disconnected(request: name))
+                    }
+                    if let result = pending.result {
+                        state.pending = nil
+                        return result
+                    }
+                    pending.continuation = continuation
+                    state.pending = pending
+                    return nil
+                }
+                if let ready { continuation.resume(with: ready) }
+            }
+        } onCancel: {
+            self.settle(id: id, .failure(CancellationError()))
+        }
+    }
+
+    /// Resolves request `id` (if still outstanding) with `result`.
+    private func settle(id: UInt64, _ result: Result<ATTPDU, any Error>, timedOut: Duration? = nil) {
+        let continuation = state.withLock { state -> CheckedContinuation<ATTPDU, any Error>? in
+            guard var pending = state.pending, pending.id == id, pending.result == nil else { return nil }
+            if let timedOut { state.timedOut = (pending.request, timedOut) }
+            if let continuation = pending.continuation {
+                state.pending = nil
+                return continuation
+            }
+            pending.result = result
+            state.pending = pending
+            return nil
+        }
+        continuation?.resume(with: result)
+    }
+
+    /// Resolves whatever request is outstanding; `false` when none is.
+    private func settleCurrent(_ result: (String) -> Result<ATTPDU, any Error>) -> Bool {
+        let id = state.withLock { $0.pending.flatMap { $0.result == nil ? $0.id : nil } }
+        let name = state.withLock { $0.pending?.request } ?? ""
+        guard let id else { return false }
+        settle(id: id, result(name))
+        return true
+    }
+
+    /// A stream of the values notified or indicated on `handle`; finishes on ``close(reason:)``.
+    func notifications(handle: UInt16) -> AsyncStream<[UInt8]> {
+        let (stream, continuation) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .unbounded)
+        let registered = state.withLock { state -> UInt64? in
+            guard !state.closed else { return nil }
+            state.nextSubscriberID += 1
+            state.subscribers[handle, default: [:]][state.nextSubscriberID] = continuation
+            return state.nextSubscriberID
+        }
+        guard let id = registered else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { state in
+                state.subscribers[handle]?[id] = nil
+                if state.subscribers[handle]?.isEmpty == true { state.subscribers[handle] = nil }
+            }
+        }
+        return stream
+    }
+
+    /// Handles one ATT PDU from the peer. Called by the host's dispatch, in order.
+    func receive(_ bytes: ArraySlice<UInt8>) -> Reaction {
+        guard let first = bytes.first else {
+            state.withLock { $0.malformed += 1 }
+            return .malformed
+        }
+        let opcode = ATTOpcode(rawValue: first)
+        // Fast path for notifications: no full decode, no allocation beyond the value.
+        if opcode == .handleValueNotification || opcode == .handleValueIndication {
+            guard bytes.count >= 3 else {
+                state.withLock { $0.malformed += 1 }
+                return .malformed
+            }
+            let start = bytes.startIndex
+            let handle = UInt16(bytes[start + 1]) | UInt16(bytes[start + 2]) << 8
+            let value = Array(bytes[(start + 3)...])
+            state.withLock { state in
+                state.notifications += 1
+                if let subscribers = state.subscribers[handle] {
+                    for continuation in subscribers.values { continuation.yield(value) }
+                }
+            }
+            return opcode == .handleValueIndication ? .confirm : .none
+        }
+        let pdu: ATTPDU
+        do {
+            pdu = try ATTPDU(decoding: bytes)
+        } catch {
+            // A malformed response still ends the request: the peer answered, badly.
+            state.withLock { $0.malformed += 1 }
+            _ = settleCurrent { .failure(GATTError.unexpectedResponse(request: $0, detail: "malformed \(opcode): \(error)")) }
+            return .malformed
+        }
+        if opcode.isRequest || opcode == .writeCommand || opcode == .signedWriteCommand {
+            // We expose no GATT server; requests from the peer are answered by the owner with
+            // Request Not Supported (3.4.1.1); commands are ignored.
+            state.withLock { $0.unexpected += 1 }
+            return .unexpected
+        }
+        guard settleCurrent({ _ in .success(pdu) }) else {
+            state.withLock { $0.unexpected += 1 }
+            return .unexpected
+        }
+        return .none
+    }
+
+    /// Fails the outstanding request and finishes every stream. Idempotent.
+    func close() {
+        let (pending, subscribers) = state.withLock { state in
+            state.closed = true
+            defer { state.subscribers = [:] }
+            return (state.pending, state.subscribers)
+        }
+        if let pending { settle(id: pending.id, .failure(GATTError.disconnected(request: pending.request))) }
+        for group in subscribers.values { for continuation in group.values { continuation.finish() } }
+    }
+}
+
+extension ATTOpcode {
+    /// Requests are the opcodes a server must answer (Core v5.4, Vol 3, Part F, 3.3: even codes
+    /// below 0x1E, with the confirmations and commands excluded).
+    var isRequest: Bool {
+        switch self {
+        case .exchangeMTURequest, .findInformationRequest, .findByTypeValueRequest, .readByTypeRequest,
+             .readRequest, .readBlobRequest, .readMultipleRequest, .readByGroupTypeRequest, .writeRequest,
+             .prepareWriteRequest, .executeWriteRequest:
+            return true
+        default:
+            return rawValue == 0x20 // Read Multiple Variable Request
+        }
+    }
+}

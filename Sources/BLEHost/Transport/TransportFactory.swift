@@ -1,0 +1,43 @@
+import CHCISocket
+import Glibc
+import Logging
+
+/// Opens a transport from the configuration's `bluetooth.transport` string.
+public enum TransportFactory {
+    /// Opens `spec`:
+    /// - `hci:N`: the kernel's HCI user channel on adapter N (needs CAP_NET_ADMIN and the adapter down);
+    /// - `tcp:HOST:PORT`: H4 over TCP (an emulator such as bumble, or a network bridge);
+    /// - `serial:/dev/X:BAUD`: H4 over a UART with RTS/CTS flow control.
+    ///
+    /// - throws: ``TransportError`` naming the failed call, `errno` and what to do.
+    public static func open(_ spec: String, logger: Logger) async throws -> any HCITransport {
+        let parts = spec.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2 else { throw invalid(spec) }
+        let rest = String(parts[1])
+        switch parts[0] {
+        case "hci":
+            guard let index = UInt16(rest) else { throw invalid(spec) }
+            return try UserChannel.open(adapter: index, spec: spec, logger: logger)
+        case "tcp":
+            guard let colon = rest.lastIndex(of: ":"), let port = UInt16(rest[rest.index(after: colon)...]) else {
+                throw invalid(spec)
+            }
+            var host = String(rest[..<colon])
+            if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+            guard !host.isEmpty else { throw invalid(spec) }
+            return try TCPConnector.open(host: host, port: port, spec: spec, logger: logger)
+        case "serial":
+            guard let colon = rest.lastIndex(of: ":"), let baud = Int32(rest[rest.index(after: colon)...]) else {
+                throw invalid(spec)
+            }
+            return try SerialPort.open(path: String(rest[..<colon]), baud: baud, spec: spec, logger: logger)
+        default:
+            throw invalid(spec)
+        }
+    }
+
+    static func invalid(_ spec: String) -> TransportError {
+        TransportError(kind: .invalidSpecification, transport: spec, operation: "parse",
+                       hint: "expected hci:N, tcp:HOST:PORT or serial:/dev/DEVICE:BAUD")
+    }
+}
