@@ -39,7 +39,7 @@ let package = Package(
         // MetaWear boards over a GATT link, and their supervision: initialisation, streaming, gaps.
         .target(
             name: "Sensors",
-            dependencies: ["MetaWear", "Capture", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["MetaWear", "Capture", "BLEHost", "BluetoothWire", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .target(

@@ -15,7 +15,8 @@ import MetaWear
 //    rule). A residual of at least half a period makes the notification a suspect: it and what
 //    follows are held for `confirmationWindow` of arrival time. Jitter and host stalls deliver
 //    late and then catch up, so some held residual returns near 0; a real loss keeps them all
-//    up, so m = round(min residual / P) ≥ 1 samples are declared missing before the suspect. The
+//    up, so m = floor(lift / P + 0.25) ≥ 1 samples are declared missing before the suspect, where
+//    lift = min held residual − baseline (the smallest residual of the previous second). The
 //    held notifications are then replayed (each may start a new suspicion). The clock is given
 //    the missing samples too, stamped at the suspect's arrival (late, so they never move its
 //    envelope), which keeps its drift estimate across the gap. Cost: up to `confirmationWindow`
@@ -60,6 +61,15 @@ public struct StreamTracker: Sendable {
     private var segmentBase: Int64 = 0
     private var held: [(samples: RawTriples, arrival: Double)] = []
     private var pendingReason: String?
+    /// Smallest residuals of accepted notifications in the current and the previous bucket of
+    /// `confirmationWindow`: the baseline that a loss lifts. (The clock's line can sit a little
+    /// below the envelope under heavy jitter, so residuals are compared with it, not with 0.)
+    private var baseCurrent = Double.infinity
+    private var basePrevious = Double.infinity
+    private var baseBucketEnd = -Double.infinity
+    /// At the start of a board stream, notifications are held for `confirmationWindow` and the
+    /// clock is anchored on the lowest of them (the first arrival alone may be late by jitter).
+    private var warming = true
 
     public init(odrHz: Double, decoder: SampleDecoder, confirmationWindow: Double = 0.5) {
         self.odrHz = odrHz
@@ -87,17 +97,24 @@ public struct StreamTracker: Sendable {
         }
         segmentBase = nextIndex
         clock.reset()
+        (baseCurrent, basePrevious, baseBucketEnd) = (.infinity, .infinity, -.infinity)
+        warming = true
     }
 
     /// Takes one notification's samples (oldest first) that arrived at `arrival` (host seconds).
     public mutating func push(_ samples: RawTriples, arrival: Double) -> [Batch] {
         receivedSamples += Int64(samples.count)
         var out: [Batch] = []
-        if held.isEmpty {
+        if warming {
+            held.append((samples, arrival))
+            if arrival - held[0].arrival >= confirmationWindow { finishWarmUp(into: &out) }
+        } else if held.isEmpty {
             var trial = clock
             let timing = trial.timestamp(sampleCount: samples.count, arrivalTime: arrival)
-            if residual(timing, arrival) < 0.5 * clock.nominalPeriod || clock.nextIndex == 0 {
+            let lift = residual(timing, arrival)
+            if lift - baseline < 0.5 * clock.nominalPeriod {
                 clock = trial
+                noteAccepted(lift, arrival)
                 out.append(emit(samples, timing))
             } else {
                 held.append((samples, arrival))
@@ -112,8 +129,53 @@ public struct StreamTracker: Sendable {
     /// Decides on held samples with what has arrived (link lost, stream stopping).
     public mutating func flush() -> [Batch] {
         var out: [Batch] = []
+        if warming, !held.isEmpty { finishWarmUp(into: &out, final: true) }
         while !held.isEmpty { resolve(into: &out, final: true) }
         return out
+    }
+
+    /// Anchors the clock under the lowest held arrival, projected back to the first notification
+    /// at the nominal period, then replays the rest.
+    private mutating func finishWarmUp(into out: inout [Batch], final: Bool = false) {
+        warming = false
+        let items = held
+        held = []
+        var position = 0
+        var anchor = Double.infinity
+        for item in items {
+            position += item.samples.count
+            anchor = min(anchor, item.arrival - Double(position - items[0].samples.count) * clock.nominalPeriod)
+        }
+        let first = clock.timestamp(sampleCount: items[0].samples.count, arrivalTime: anchor)
+        noteAccepted(residual(first, anchor), items[0].arrival)
+        out.append(emit(items[0].samples, first))
+        replay(items.dropFirst(), into: &out, final: final)
+    }
+
+    private mutating func replay(_ items: ArraySlice<(samples: RawTriples, arrival: Double)>, into out: inout [Batch],
+                                 final: Bool) {
+        for item in items {
+            if final && !held.isEmpty {
+                held.append(item)
+            } else {
+                out += push(item.samples, arrival: item.arrival)
+                receivedSamples -= Int64(item.samples.count)  // counted when first pushed
+            }
+        }
+    }
+
+    private var baseline: Double {
+        let value = min(baseCurrent, basePrevious)
+        return value.isFinite ? value : 0
+    }
+
+    private mutating func noteAccepted(_ residual: Double, _ arrival: Double) {
+        if arrival >= baseBucketEnd {
+            basePrevious = baseCurrent
+            baseCurrent = .infinity
+            baseBucketEnd = arrival + confirmationWindow
+        }
+        baseCurrent = min(baseCurrent, residual)
     }
 
     private func residual(_ timing: SampleClock.Timing, _ arrival: Double) -> Double {
@@ -123,13 +185,25 @@ public struct StreamTracker: Sendable {
     private mutating func resolve(into out: inout [Batch], final: Bool = false) {
         var trial = clock
         var minimum = Double.infinity
-        for item in held {
+        var suspectResidual = 0.0
+        var laterMinimum = Double.infinity
+        for (k, item) in held.enumerated() {
             let timing = trial.timestamp(sampleCount: item.samples.count, arrivalTime: item.arrival)
-            minimum = min(minimum, residual(timing, item.arrival))
+            let r = residual(timing, item.arrival)
+            minimum = min(minimum, r)
+            if k == 0 { suspectResidual = r } else { laterMinimum = min(laterMinimum, r) }
         }
+        // A suspect clearly below everything after it is a late notification from before a loss
+        // that follows it: accept it as is, and let the replay find the loss where it is.
+        if suspectResidual < laterMinimum - 0.5 * clock.nominalPeriod { minimum = baseline }
         let items = held
         held = []
-        let missing = Int64((minimum / clock.nominalPeriod).rounded())
+        // On a final flush the window is incomplete: no gap is declared. Had samples been lost,
+        // the held ones are stamped early by the loss, and restart() counts it from the stop.
+        // floor(x + 0.25) rather than round(x): a loss keeps every later residual up by m·P and
+        // the window's minimum lands close to it; a false suspect is judged only on the items
+        // before a later real loss, whose minimum can stay well above the jitter floor.
+        let missing = final ? 0 : Int64(((minimum - baseline) / clock.nominalPeriod + 0.25).rounded(.down))
         if missing >= 1 {
             _ = clock.timestamp(sampleCount: Int(missing), arrivalTime: items[0].arrival)
             nextIndex += missing
@@ -139,15 +213,9 @@ public struct StreamTracker: Sendable {
         }
         // The suspect itself is accepted now; the rest are replayed and may raise a new suspicion.
         let first = clock.timestamp(sampleCount: items[0].samples.count, arrivalTime: items[0].arrival)
+        noteAccepted(residual(first, items[0].arrival), items[0].arrival)
         out.append(emit(items[0].samples, first))
-        for item in items.dropFirst() {
-            if final && !held.isEmpty {
-                held.append(item)
-            } else {
-                out += push(item.samples, arrival: item.arrival)
-                receivedSamples -= Int64(item.samples.count)  // counted when first pushed
-            }
-        }
+        replay(items.dropFirst(), into: &out, final: final)
     }
 
     private mutating func emit(_ samples: RawTriples, _ timing: SampleClock.Timing) -> Batch {
