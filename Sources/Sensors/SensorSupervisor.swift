@@ -137,7 +137,8 @@ public actor SensorSupervisor {
             } catch {
                 current.lastError = "\(error)"
                 logger.warning("initialisation failed", metadata: ["error": "\(error)"])
-                pendingGapReason = linkDown.map { "disconnected (\($0))" } ?? "initialisation failed"
+                // The first cause names the gap (a silent board that then fails discovery stays "silent").
+                pendingGapReason = pendingGapReason ?? linkDown.map { "disconnected (\($0))" } ?? "initialisation failed"
                 break recovery
             }
             streamed = true
