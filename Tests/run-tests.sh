@@ -18,6 +18,21 @@ if [ ${#missing[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $as_root apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# The bumble test peer (Tests/Peers) runs from a venv; created once, reused after.
+if ! .venv/bin/python -c "import bumble" 2>/dev/null; then
+    echo "== creating .venv for the bumble test peer"
+    dpkg-query -W -f='${Status}' python3-venv 2>/dev/null | grep -q "install ok installed" || {
+        as_root=""
+        [ "$(id -u)" = 0 ] || as_root="sudo"
+        $as_root apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $as_root apt-get install -y -qq --no-install-recommends python3-venv >/dev/null
+    }
+    python3 -m venv .venv
+    .venv/bin/pip install -q -r Tests/Peers/requirements.txt
+fi
+# The peer tests take their python from here; under CI=true a missing peer fails them.
+export GYROGATE_PEER_PYTHON="$PWD/.venv/bin/python"
+
 echo "== building (debug, with tests)"
 set +e
 swift build --build-tests 2>&1 | grep -vE '^\[[0-9]+/[0-9]+\]'

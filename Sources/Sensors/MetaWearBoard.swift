@@ -5,6 +5,10 @@ import MetaWear
 public enum BoardEvent: Sendable {
     /// One notification's samples, raw, with the host arrival time (seconds).
     case samples(MetaWearModuleID, RawTriples, arrival: Double)
+    /// The streams restart after a (re)initialisation: the board's old streams were stopped at
+    /// `stopTime` (host seconds); samples after this event belong to the new streams of `plan`.
+    /// Every stale sample of the old gyro stream was sent before this event.
+    case restarted(StreamingPlan, stopTime: Double)
     case button(Switch.State)
     case battery(Settings.BatteryState)
 }
@@ -34,7 +38,16 @@ public enum BoardError: Error, Equatable, CustomStringConvertible {
 /// processors and events left by an earlier session or another client, and a barrier read.
 /// ``startStreaming()`` configures and starts the streams of ``StreamingPlan``; ``stopStreaming()``
 /// stops them in reverse. Data notifications are passed on as ``BoardEvent/samples(_:_:arrival:)``
-/// only after the barrier, so a stale stream never reaches the capture engine.
+/// in order, and a stream the board kept running across a reconnect (it does: the link drop does not
+/// stop it) is told apart from the new one:
+/// - before discovery, data notifications cannot be parsed (register numbers depend on the chip), so
+///   they are kept with their arrival times;
+/// - after discovery, the gyro configuration is read (`13 83`). If it is the configuration this
+///   gateway plans, the running gyro stream is taken to be the gateway's own from before the
+///   reconnect: the kept and further notifications are passed on as its samples (the stream tracker
+///   sees the time they were missing as a gap) until the barrier that follows the reset; otherwise
+///   they are dropped. Stale accelerometer data is always dropped.
+/// - ``BoardEvent/restarted(_:stopTime:)`` then marks where the new streams begin.
 public actor MetaWearBoard {
     public let link: any MetaWearLink
     public let options: BoardOptions
@@ -53,7 +66,12 @@ public actor MetaWearBoard {
     public nonisolated let events: AsyncStream<BoardEvent>
     private let eventSink: AsyncStream<BoardEvent>.Continuation
     private var parser = MetaWearPacketParser()
-    private var acceptData = false
+    private enum Phase { case discovering, stale, quiet, streaming }
+    private var phase = Phase.quiet
+    /// Data notifications that arrived before discovery finished.
+    private var early: [([UInt8], Double)] = []
+    /// Whether stale gyro data (from before the reset) continues the gateway's stream.
+    private var staleGyroMatches = false
     private var reader: Task<Void, Never>?
     private var waiters: [UInt16: Waiter] = [:]
     private var nextWaiterID = 0
@@ -79,7 +97,9 @@ public actor MetaWearBoard {
     /// missing answer or an unusable board; the caller reconnects.
     @discardableResult
     public func initialise() async throws -> BoardInfo {
-        acceptData = false
+        // Data kept from a failed attempt on this link stays: it is parsed once discovery succeeds.
+        phase = .discovering
+        staleGyroMatches = false
         streaming = false
         if reader == nil {
             let notifications = try await link.enableNotifications()
@@ -108,11 +128,21 @@ public actor MetaWearBoard {
         let plan: StreamingPlan
         do { plan = try StreamingPlan(board: info, options: options) } catch { throw BoardError.plan(error) }
         self.plan = plan
+        let running = try await request(Gyro.readConfiguration(), answer: MetaWearModuleID.gyro.rawValue, 0x83,
+                                        what: "gyro configuration read")
+        staleGyroMatches = running == [0x13, 0x83] + plan.gyro.configure.payload
+        phase = .stale
+        let kept = early
+        early = []
+        for (bytes, arrival) in kept { handle(bytes, arrival: arrival) }
         for command in plan.reset { try await link.write(command) }
-        stopTime = now()
+        let stopTime = now()
+        self.stopTime = stopTime
         // Barrier: every notification produced before the reset arrives before this answer.
         _ = try await request(Gyro.readConfiguration(), answer: MetaWearModuleID.gyro.rawValue, 0x83,
                               what: "gyro configuration read")
+        phase = .quiet
+        eventSink.yield(.restarted(plan, stopTime: stopTime))
         logger.info("board initialised", metadata: [
             "subsystem": "sensor", "model": "\(info.model.rawValue)", "firmware": "\(info.firmwareRevision ?? "?")",
             "gyro": "\(info.gyroChip?.rawValue ?? "none")", "packed": "\(plan.gyro.packed)",
@@ -123,7 +153,7 @@ public actor MetaWearBoard {
     /// Configures and starts the planned streams, then button, connection interval and LED.
     public func startStreaming() async throws {
         guard let plan else { throw BoardError.timeout("start before initialise") }
-        acceptData = true
+        phase = .streaming
         for command in plan.startCommands { try await link.write(command) }
         if plan.wantsShortInterval {
             await link.requestConnectionInterval(minimumMilliseconds: 7.5, maximumMilliseconds: 15)
@@ -135,7 +165,7 @@ public actor MetaWearBoard {
     public func stopStreaming() async throws {
         guard let plan else { return }
         streaming = false
-        acceptData = false
+        phase = .quiet
         for command in plan.stopCommands { try await link.write(command) }
     }
 
@@ -147,6 +177,17 @@ public actor MetaWearBoard {
         if case .battery(let state) = try parser.parse(answer) { return state }
         return nil
     }
+
+    /// Data notifications received before a discovery that never completed on this link; a
+    /// supervisor hands them to the next board of the same sensor (``keep(_:)``) so that samples
+    /// the board sent are not lost to a failed initialisation.
+    public func takeUnparsed() -> [([UInt8], Double)] {
+        defer { early = [] }
+        return early
+    }
+
+    /// Adds data notifications kept from an earlier link, older than anything on this one.
+    public func keep(_ notifications: [([UInt8], Double)]) { early = notifications + early }
 
     /// Stops reading notifications and fails pending requests.
     public func close() {
@@ -201,6 +242,10 @@ public actor MetaWearBoard {
                 return
             }
         }
+        if phase == .discovering {
+            if bytes[0] == MetaWearModuleID.gyro.rawValue, early.count < 100_000 { early.append((bytes, arrival)) }
+            return
+        }
         let packet: MetaWearPacket
         do { packet = try parser.parse(bytes) } catch {
             logger.debug("dropped notification", metadata: ["subsystem": "sensor", "error": "\(error)"])
@@ -208,11 +253,15 @@ public actor MetaWearBoard {
         }
         switch packet {
         case .gyroData(let samples), .gyroPacked(let samples):
-            guard acceptData else { return }
+            if phase == .stale {
+                guard staleGyroMatches, let plan, plan.gyro.packed == (samples.count == 3) else { return }
+            } else if phase != .streaming {
+                return
+            }
             lastDataArrival = arrival
             eventSink.yield(.samples(.gyro, samples, arrival: arrival))
         case .accData(let samples), .accPacked(let samples):
-            guard acceptData else { return }
+            guard phase == .streaming else { return }
             lastDataArrival = arrival
             eventSink.yield(.samples(.accelerometer, samples, arrival: arrival))
         case .switchState(let state):

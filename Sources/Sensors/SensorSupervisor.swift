@@ -58,6 +58,8 @@ public actor SensorSupervisor {
     private var lastDataArrival: Double?
     private var linkDown: String?
     private var connectedOnce = false
+    /// Data a board sent before a discovery that failed; parsed on the next link.
+    private var unparsed: [([UInt8], Double)] = []
     private let feed: AsyncStream<FeedItem>.Continuation
     private let feedItems: AsyncStream<FeedItem>
 
@@ -126,19 +128,26 @@ public actor SensorSupervisor {
         connectedOnce = true
         linkDown = nil
         let board = MetaWearBoard(link: link, options: settings.board, logger: logger, now: now)
+        await board.keep(unparsed)
+        unparsed = []
         let events = Task { for await event in board.events { self.handle(event) } }
         let watcher = Task { let reason = await link.waitForDisconnection(); self.linkWentDown(reason) }
         var streamed = false
-        defer { events.cancel() }
+        var failures = 0
         recovery: while !Task.isCancelled {
             transition(to: .initialising)
             do {
                 try await initialiseAndStart(board)
+                failures = 0
             } catch {
                 current.lastError = "\(error)"
                 logger.warning("initialisation failed", metadata: ["error": "\(error)"])
                 // The first cause names the gap (a silent board that then fails discovery stays "silent").
-                pendingGapReason = pendingGapReason ?? linkDown.map { "disconnected (\($0))" } ?? "initialisation failed"
+                setGapReason(pendingGapReason ?? linkDown.map { "disconnected (\($0))" } ?? "initialisation failed")
+                // A board that missed an answer (busy, briefly mute) gets two more tries on this link,
+                // which keeps the data it sends meanwhile; then the link is dropped and made again.
+                failures += 1
+                if linkDown == nil, failures < 3 { continue recovery }
                 break recovery
             }
             streamed = true
@@ -149,17 +158,19 @@ public actor SensorSupervisor {
                 break recovery
             case .silent:
                 transition(to: .silent)
-                pendingGapReason = "silent"
+                setGapReason("silent")
                 // Re-initialise on the same link; a board that stays mute fails discovery and we reconnect.
                 continue recovery
             case .disconnected(let reason):
-                pendingGapReason = "disconnected (\(reason))"
+                setGapReason("disconnected (\(reason))")
                 logger.notice("link lost", metadata: ["reason": "\(reason)"])
                 break recovery
             }
         }
-        flushTrackers()
         await board.close()
+        unparsed = await board.takeUnparsed()
+        await events.value  // every event of this board handled, in order
+        flushTrackers()
         await link.disconnect()
         _ = await watcher.value
         return streamed
@@ -169,19 +180,6 @@ public actor SensorSupervisor {
         let info = try await board.initialise()
         current.model = info.model.rawValue
         current.firmware = info.firmwareRevision
-        guard let plan = await board.plan, let stopTime = await board.stopTime else { return }
-        self.plan = plan
-        flushTrackers()
-        for stream in [plan.gyro] + (plan.accelerometer.map { [$0] } ?? []) {
-            if var tracker = trackers[stream.module], tracker.odrHz == stream.odrHz {
-                tracker.restart(stopTime: stopTime, reason: pendingGapReason ?? "reinitialised")
-                trackers[stream.module] = tracker
-            } else {
-                trackers[stream.module] = StreamTracker(odrHz: stream.odrHz, decoder: stream.decoder,
-                                                        confirmationWindow: settings.gapConfirmation.seconds)
-            }
-        }
-        pendingGapReason = nil
         lastDataArrival = now()
         try await board.startStreaming()
         if let battery = try? await board.readBattery() { record(battery) }
@@ -210,6 +208,13 @@ public actor SensorSupervisor {
         }
     }
 
+    /// Names the gap the interruption will leave, whichever way it is found: from the arrival
+    /// times of a stream the board kept running, or from the stop time at the next restart.
+    private func setGapReason(_ reason: String) {
+        pendingGapReason = reason
+        for module in trackers.keys { trackers[module]?.nextGapReason = reason }
+    }
+
     private func linkWentDown(_ reason: String) { linkDown = reason }
 
     // MARK: - Events
@@ -217,7 +222,7 @@ public actor SensorSupervisor {
     private func handle(_ event: BoardEvent) {
         switch event {
         case .samples(let module, let raw, let arrival):
-            guard var tracker = trackers[module], let plan else { return }
+            guard var tracker = trackers[module], let plan else { return }  // stale data before any plan: dropped
             lastDataArrival = arrival
             let batches = tracker.push(raw, arrival: arrival)
             trackers[module] = tracker
@@ -230,7 +235,26 @@ public actor SensorSupervisor {
             if settings.buttonControlsSession { feed.yield(.toggleSession(atMs: now() * 1000)) }
         case .battery(let battery):
             record(battery)
+        case .restarted(let plan, let stopTime):
+            restartStreams(plan, stopTime: stopTime)
         }
+    }
+
+    /// Hands out what the trackers hold, then continues each stream's index after the samples the
+    /// board produced until `stopTime` (or starts new trackers).
+    private func restartStreams(_ plan: StreamingPlan, stopTime: Double) {
+        flushTrackers()
+        self.plan = plan
+        for stream in [plan.gyro] + (plan.accelerometer.map { [$0] } ?? []) {
+            if var tracker = trackers[stream.module], tracker.odrHz == stream.odrHz {
+                tracker.restart(stopTime: stopTime, reason: pendingGapReason ?? "reinitialised")
+                trackers[stream.module] = tracker
+            } else {
+                trackers[stream.module] = StreamTracker(odrHz: stream.odrHz, decoder: stream.decoder,
+                                                        confirmationWindow: settings.gapConfirmation.seconds)
+            }
+        }
+        pendingGapReason = nil
     }
 
     private func enqueue(_ module: MetaWearModuleID, _ stream: StreamingPlan.Stream?, _ batch: StreamTracker.Batch) {

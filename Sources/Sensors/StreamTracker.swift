@@ -1,3 +1,4 @@
+import Foundation
 import MetaWear
 
 // StreamTracker: stream indices, gaps and timestamps for one sensor stream (gyro or accelerometer).
@@ -31,6 +32,7 @@ import MetaWear
 //
 // Indices are Int64 stream indices as the capture engine wants them; stamps are host seconds.
 
+nonisolated(unsafe) let debugTracker = ProcessInfo.processInfo.environment["DEBUG_TRACKER"] != nil
 public struct StreamTracker: Sendable {
     /// Samples ready for the capture engine: consecutive indices from `firstIndex`.
     public struct Batch: Sendable, Equatable {
@@ -78,6 +80,10 @@ public struct StreamTracker: Sendable {
         clock = SampleClock(nominalRate: odrHz)
     }
 
+    /// The reason for the next gap found from arrival times, when the caller knows one (the link
+    /// dropped, the board went silent); "notReceived" otherwise.
+    public var nextGapReason: String?
+
     /// Samples are held for confirmation.
     public var isHolding: Bool { !held.isEmpty }
 
@@ -95,6 +101,7 @@ public struct StreamTracker: Sendable {
             }
             pendingReason = reason
         }
+        nextGapReason = nil
         segmentBase = nextIndex
         clock.reset()
         (baseCurrent, basePrevious, baseBucketEnd) = (.infinity, .infinity, -.infinity)
@@ -195,21 +202,25 @@ public struct StreamTracker: Sendable {
         }
         // A suspect clearly below everything after it is a late notification from before a loss
         // that follows it: accept it as is, and let the replay find the loss where it is.
-        if suspectResidual < laterMinimum - 0.5 * clock.nominalPeriod { minimum = baseline }
+        if laterMinimum.isFinite, suspectResidual < laterMinimum - 0.5 * clock.nominalPeriod { minimum = baseline }
         let items = held
         held = []
-        // On a final flush the window is incomplete: no gap is declared. Had samples been lost,
-        // the held ones are stamped early by the loss, and restart() counts it from the stop.
+        // On a final flush the window may be short: only a lift of 20 ms (and 2 periods) or more
+        // counts, as after a reconnect to a board that kept streaming. A smaller loss left here
+        // stamps the held samples early by it, and restart() counts it from the stop instead.
         // floor(x + 0.25) rather than round(x): a loss keeps every later residual up by m·P and
         // the window's minimum lands close to it; a false suspect is judged only on the items
         // before a later real loss, whose minimum can stay well above the jitter floor.
-        let missing = final ? 0 : Int64(((minimum - baseline) / clock.nominalPeriod + 0.25).rounded(.down))
+        var missing = Int64(((minimum - baseline) / clock.nominalPeriod + 0.25).rounded(.down))
+        if final, minimum - baseline < max(0.02, 2 * clock.nominalPeriod) { missing = 0 }
+        if debugTracker { print("resolve final=\(final) held=\(held.count) min=\(minimum) base=\(baseline) missing=\(missing) next=\(nextIndex) suspect=\(suspectResidual) later=\(laterMinimum)") }
         if missing >= 1 {
             _ = clock.timestamp(sampleCount: Int(missing), arrivalTime: items[0].arrival)
             nextIndex += missing
             missingSamples += missing
             gapCount += 1
-            pendingReason = "notReceived"
+            pendingReason = nextGapReason ?? "notReceived"
+            nextGapReason = nil
         }
         // The suspect itself is accepted now; the rest are replayed and may raise a new suspicion.
         let first = clock.timestamp(sampleCount: items[0].samples.count, arrivalTime: items[0].arrival)

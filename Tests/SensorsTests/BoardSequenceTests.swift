@@ -24,6 +24,7 @@ final class BoardSequenceTests: XCTestCase {
         XCTAssertEqual(info.gyroChip, .bmi160)
         XCTAssertEqual(info.firmwareRevision, "1.7.3")
         XCTAssertEqual(fake.writes, Self.discovery + [
+            "13 83",  // what is the board running? (a matching stream is the gateway's own, kept across the reconnect)
             // reset: gyro off, interrupt off, unsubscribe data and packed; accelerometer the same
             "13 01 00", "13 02 00 01", "13 05 00", "13 07 00", "03 01 00", "03 02 00 01", "03 04 00", "03 1c 00",
             // logging stop, events, loggers, processors
@@ -46,6 +47,7 @@ final class BoardSequenceTests: XCTestCase {
         XCTAssertEqual(info.model, .metaMotionS)
         XCTAssertEqual(info.gyroChip, .bmi270)
         XCTAssertEqual(Array(fake.writes.dropFirst(Self.discovery.count)), [
+            "13 83",
             "13 01 00", "13 02 00 01", "13 04 00", "13 05 00", "03 01 00", "03 02 00 01", "03 04 00", "03 05 00",
             "0b 01 00", "0a 05", "0b 0a", "09 08",
             "13 83",

@@ -152,7 +152,7 @@ final class FakeMetaWear: @unchecked Sendable {
                 n += 1
                 samplesGenerated += 1
                 if dropPending > 0 { dropPending -= 1; samplesDropped += 1; continue }
-                if link == nil || now < silentUntil { samplesUndelivered += 1; continue }
+                if link?.notificationsEnabled != true || now < silentUntil { samplesUndelivered += 1; continue }
                 let y = Int16((10000 * sin(2 * Double.pi * Double(k) / hz)).rounded(.toNearestOrEven))
                 let sample = [Int16(truncatingIfNeeded: k), y, Int16(truncatingIfNeeded: -k)]
                     .flatMap { v -> [UInt8] in let u = UInt16(bitPattern: v); return [UInt8(u & 0xFF), UInt8(u >> 8)] }
@@ -177,6 +177,9 @@ final class FakeMetaWear: @unchecked Sendable {
         private var goneWaiters: [CheckedContinuation<String, Never>] = []
 
         init(board: FakeMetaWear) { self.board = board }
+
+        /// The CCCD is on and the link is up.
+        var notificationsEnabled: Bool { lock.withLock { sink != nil && gone == nil } }
 
         func enableNotifications() async throws -> AsyncStream<[UInt8]> {
             let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self)

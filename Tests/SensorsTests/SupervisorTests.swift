@@ -61,7 +61,7 @@ final class SupervisorTests: XCTestCase {
         let truth = fake.withLock { (fake.samplesDropped, fake.samplesUndelivered, fake.samplesGenerated) }
         let missing = gaps.reduce(0) { $0 + $1.missing }
         // The board stopped at the reset of each re-initialisation; restarts may be off by one each.
-        XCTAssertEqual(Double(missing), Double(truth.0 + truth.1), accuracy: Double(check.segments))
+        XCTAssertEqual(Double(missing), Double(truth.0 + truth.1), accuracy: Double(check.segments), "\(gaps.map { ($0.reason, $0.missing) }) truth \(truth)")
         XCTAssertTrue(gaps.contains { $0.reason.hasPrefix("disconnected") }, "\(gaps.map(\.reason))")
         XCTAssertTrue(gaps.contains { $0.reason == "notReceived" && $0.missing == 7 }, "\(gaps.map { ($0.reason, $0.missing) })")
         XCTAssertTrue(gaps.contains { $0.reason == "silent" }, "\(gaps.map(\.reason))")
