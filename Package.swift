@@ -55,7 +55,7 @@ let package = Package(
         .target(
             name: "Daemon",
             dependencies: [
-                "GatewayConfig", "GyroStore", "Capture",
+                "GatewayConfig", "GyroStore", "Capture", "Sensors", "BLEHost", "MetaWear",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -3,6 +3,7 @@ import Foundation
 import GatewayConfig
 import GyroStore
 import Logging
+import Sensors
 import ServiceLifecycle
 
 /// Builds the gateway's services from a configuration and runs them in one `ServiceGroup`:
@@ -12,6 +13,8 @@ public struct GatewayDaemon: Sendable {
     public let configuration: GatewayConfiguration
     public let store: GyroStore
     public let capture: CaptureEngine
+    /// The sensors and their supervisors; ``SensorFleet/status()`` is the per-sensor status.
+    public let sensors: SensorFleet
     let logger: Logger
 
     public init(configuration: GatewayConfiguration, logger: Logger) throws {
@@ -21,6 +24,7 @@ public struct GatewayDaemon: Sendable {
         capture = CaptureEngine(store: store, rules: CaptureRules(configuration), calendar: PeriodCalendar(configuration),
                                 renderer: DocumentRenderer(location: configuration.location.map { ($0.latitude, $0.longitude) }),
                                 logger: logger)
+        sensors = SensorFleet(configuration, engine: capture, logger: logger)
     }
 
     public func run() async throws {
@@ -32,6 +36,8 @@ public struct GatewayDaemon: Sendable {
             configuration: .init(
                 services: [
                     .init(service: CaptureService(engine: capture, store: store, logger: logger)),
+                    // After capture: graceful shutdown stops the sensors first, then closes sessions.
+                    .init(service: SensorService(configuration: configuration, fleet: sensors, logger: logger)),
                 ],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))

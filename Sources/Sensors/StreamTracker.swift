@@ -1,4 +1,3 @@
-import Foundation
 import MetaWear
 
 // StreamTracker: stream indices, gaps and timestamps for one sensor stream (gyro or accelerometer).
@@ -32,7 +31,6 @@ import MetaWear
 //
 // Indices are Int64 stream indices as the capture engine wants them; stamps are host seconds.
 
-nonisolated(unsafe) let debugTracker = ProcessInfo.processInfo.environment["DEBUG_TRACKER"] != nil
 public struct StreamTracker: Sendable {
     /// Samples ready for the capture engine: consecutive indices from `firstIndex`.
     public struct Batch: Sendable, Equatable {
@@ -213,7 +211,6 @@ public struct StreamTracker: Sendable {
         // before a later real loss, whose minimum can stay well above the jitter floor.
         var missing = Int64(((minimum - baseline) / clock.nominalPeriod + 0.25).rounded(.down))
         if final, minimum - baseline < max(0.02, 2 * clock.nominalPeriod) { missing = 0 }
-        if debugTracker { print("resolve final=\(final) held=\(held.count) min=\(minimum) base=\(baseline) missing=\(missing) next=\(nextIndex) suspect=\(suspectResidual) later=\(laterMinimum)") }
         if missing >= 1 {
             _ = clock.timestamp(sampleCount: Int(missing), arrivalTime: items[0].arrival)
             nextIndex += missing
