@@ -112,3 +112,16 @@ final class StreamTrackerTests: XCTestCase {
         XCTAssertEqual(batches.first?.gapReason, "disconnected")
     }
 }
+
+extension StreamTrackerTests {
+    /// Jitter of 6 sample periods (800 Hz on a 7.5 ms connection interval): a loss may be placed a
+    /// notification off, but the total missing stays exact.
+    func testHeavyJitterKeepsTheMissingTotal() {
+        let dropped = Set(3000..<3021).union(9000..<9003).union(15000..<15300)
+        for seed in UInt64(1)...3 {
+            let (tracker, samples, _) = run(odr: 800, perNotification: 3, count: 24000, dropped: dropped, jitter: 0.0075, seed: seed)
+            XCTAssertEqual(tracker.missingSamples, Int64(dropped.count), "seed \(seed)")
+            XCTAssertEqual(samples.count, 24000 - dropped.count)
+        }
+    }
+}

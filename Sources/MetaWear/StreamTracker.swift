@@ -1,11 +1,9 @@
-import MetaWear
-
 // StreamTracker: stream indices, gaps and timestamps for one sensor stream (gyro or accelerometer).
 //
 // A MetaWear notification carries no sample counter (protocol reference, section 10), so the index
 // of a sample is derived: it counts the samples the board produced, and every sample lost on the
 // way must still take an index, or the capture engine could not see the gap. Two places lose
-// samples, and each gets its own method:
+// samples:
 //
 // 1. Within a connection (board-side drops, a "silent" board that comes back before the watchdog
 //    fires). BLE is reliable within a connection, so a loss shows only as a *step* in arrival
@@ -16,13 +14,18 @@ import MetaWear
 //    follows are held for `confirmationWindow` of arrival time. Jitter and host stalls deliver
 //    late and then catch up, so some held residual returns near 0; a real loss keeps them all
 //    up, so m = floor(lift / P + 0.25) ≥ 1 samples are declared missing before the suspect, where
-//    lift = min held residual − baseline (the smallest residual of the previous second). The
-//    held notifications are then replayed (each may start a new suspicion). The clock is given
+//    lift = min held residual − baseline (the smallest residual of the previous second). Held
+//    notifications are then accepted up to the first one from which every later one is still
+//    lifted: that one is the next suspect. A suspect clearly below everything after it is a late
+//    notification from before a loss, and is accepted as is. The clock is given
 //    the missing samples too, stamped at the suspect's arrival (late, so they never move its
 //    envelope), which keeps its drift estimate across the gap. Cost: up to `confirmationWindow`
 //    of extra latency after a suspect; a drift not yet learnt by the clock (its first ~10 s,
 //    real boards only: the peer's rate is exact) can be taken for a loss at high rates.
-// 2. Across a reconnect or re-initialisation. The board keeps producing samples until the
+//    The stream is anchored at its start on the lowest arrival of its first `confirmationWindow`.
+// 2. A board that kept streaming while the link was down: the gateway keeps its stale samples
+//    (see MetaWearBoard) and the outage is a step in their arrival times, found as in 1.
+// 3. Across a reconnect or re-initialisation. The board keeps producing samples until the
 //    gateway's reset sequence stops it, so the samples missing are those due between the last
 //    sample received and the stop: m = round((stopTime − lastStamp) / P_nominal), with both times
 //    on the host clock (the stamp carries the smallest transport latency, as the stop does).
@@ -60,6 +63,8 @@ public struct StreamTracker: Sendable {
     /// First stream index of the current board stream (the clock's index 0).
     private var segmentBase: Int64 = 0
     private var held: [(samples: RawTriples, arrival: Double)] = []
+    private var residuals: [Double] = []
+    private var suffix: [Double] = []
     private var pendingReason: String?
     /// Smallest residuals of accepted notifications in the current and the previous bucket of
     /// `confirmationWindow`: the baseline that a loss lifts. (The clock's line can sit a little
@@ -91,7 +96,7 @@ public struct StreamTracker: Sendable {
     public mutating func restart(stopTime: Double, reason: String) {
         precondition(held.isEmpty, "flush before restarting")
         if let lastStamp {
-            let missing = Int64(max(0, ((stopTime - lastStamp) * odrHz).rounded()))
+            let missing = Self.wholeSamples((stopTime - lastStamp) * odrHz + 0.5)
             if missing > 0 {
                 nextIndex += missing
                 missingSamples += missing
@@ -169,6 +174,12 @@ public struct StreamTracker: Sendable {
         }
     }
 
+    /// floor(x) for x ≥ 0, 0 below (and for NaN); Int conversion truncates, so no libm.
+    private static func wholeSamples(_ x: Double) -> Int64 {
+        guard x >= 1 else { return 0 }
+        return Int64(min(x, 1e15))
+    }
+
     private var baseline: Double {
         let value = min(baseCurrent, basePrevious)
         return value.isFinite ? value : 0
@@ -189,41 +200,50 @@ public struct StreamTracker: Sendable {
 
     private mutating func resolve(into out: inout [Batch], final: Bool = false) {
         var trial = clock
-        var minimum = Double.infinity
-        var suspectResidual = 0.0
-        var laterMinimum = Double.infinity
-        for (k, item) in held.enumerated() {
+        residuals.removeAll(keepingCapacity: true)
+        for item in held {
             let timing = trial.timestamp(sampleCount: item.samples.count, arrivalTime: item.arrival)
-            let r = residual(timing, item.arrival)
-            minimum = min(minimum, r)
-            if k == 0 { suspectResidual = r } else { laterMinimum = min(laterMinimum, r) }
+            residuals.append(residual(timing, item.arrival))
         }
+        // Suffix minima: suffix[k] = smallest residual from held[k] on.
+        suffix = residuals
+        if suffix.count > 1 { for k in stride(from: suffix.count - 2, through: 0, by: -1) { suffix[k] = min(suffix[k], suffix[k + 1]) } }
+        var minimum = suffix[0]
         // A suspect clearly below everything after it is a late notification from before a loss
-        // that follows it: accept it as is, and let the replay find the loss where it is.
-        if laterMinimum.isFinite, suspectResidual < laterMinimum - 0.5 * clock.nominalPeriod { minimum = baseline }
-        let items = held
-        held = []
+        // that follows it: accept it as is; the loss is found where it is.
+        if residuals.count > 1, residuals[0] < suffix[1] - 0.5 * clock.nominalPeriod { minimum = baseline }
         // On a final flush the window may be short: only a lift of 20 ms (and 2 periods) or more
         // counts, as after a reconnect to a board that kept streaming. A smaller loss left here
         // stamps the held samples early by it, and restart() counts it from the stop instead.
         // floor(x + 0.25) rather than round(x): a loss keeps every later residual up by m·P and
         // the window's minimum lands close to it; a false suspect is judged only on the items
         // before a later real loss, whose minimum can stay well above the jitter floor.
-        var missing = Int64(((minimum - baseline) / clock.nominalPeriod + 0.25).rounded(.down))
+        var missing = Self.wholeSamples((minimum - baseline) / clock.nominalPeriod + 0.25)
         if final, minimum - baseline < max(0.02, 2 * clock.nominalPeriod) { missing = 0 }
         if missing >= 1 {
-            _ = clock.timestamp(sampleCount: Int(missing), arrivalTime: items[0].arrival)
+            _ = clock.timestamp(sampleCount: Int(missing), arrivalTime: held[0].arrival)
             nextIndex += missing
             missingSamples += missing
             gapCount += 1
             pendingReason = nextGapReason ?? "notReceived"
             nextGapReason = nil
         }
-        // The suspect itself is accepted now; the rest are replayed and may raise a new suspicion.
-        let first = clock.timestamp(sampleCount: items[0].samples.count, arrivalTime: items[0].arrival)
-        noteAccepted(residual(first, items[0].arrival), items[0].arrival)
-        out.append(emit(items[0].samples, first))
-        replay(items.dropFirst(), into: &out, final: final)
+        // Accept the suspect and every held notification up to the first one from which all are
+        // still lifted by half a period (after the gap just declared): that one, if any, is the next
+        // suspect, and its window starts at its own arrival.
+        let shift = Double(missing) * clock.nominalPeriod
+        let threshold = baseline + shift + 0.5 * clock.nominalPeriod
+        var accept = 1
+        while accept < held.count, suffix[accept] < threshold { accept += 1 }
+        for item in held[..<accept] {
+            let timing = clock.timestamp(sampleCount: item.samples.count, arrivalTime: item.arrival)
+            noteAccepted(residual(timing, item.arrival), item.arrival)
+            out.append(emit(item.samples, timing))
+        }
+        held.removeFirst(accept)
+        if !final, let newest = held.last, newest.arrival - held[0].arrival >= confirmationWindow {
+            resolve(into: &out)
+        }
     }
 
     private mutating func emit(_ samples: RawTriples, _ timing: SampleClock.Timing) -> Batch {
