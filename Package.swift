@@ -81,6 +81,12 @@ let package = Package(
         ),
         // `swift run -c release ble-bench`
         .executableTarget(name: "ble-bench", dependencies: ["BluetoothWire", "HCI", "L2CAP", "ATT"], path: "Tests/Benchmarks/BLEBench"),
+        // `swift run -c release ble-host-bench`: the whole host against the bumble peer at 3200 Hz.
+        .executableTarget(
+            name: "ble-host-bench",
+            dependencies: ["BLEHost", "BluetoothWire", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/Benchmarks/BLEHostBench"
+        ),
         // `swift run -c release metawear-bench`
         .executableTarget(name: "metawear-bench", dependencies: ["MetaWear"], path: "Tests/Benchmarks/MetaWearBench"),
         .target(name: "TestSupport", dependencies: [.product(name: "Logging", package: "swift-log")], path: "Tests/Support"),

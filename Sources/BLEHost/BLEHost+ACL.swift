@@ -4,6 +4,9 @@ import HCI
 import L2CAP
 
 extension BLEHost {
+    /// The ATT_MTU this host can receive, offered when a peer starts the exchange.
+    static let serverRxMTU: UInt16 = 247
+
     // MARK: - Outgoing
 
     /// Queues one L2CAP frame on `handle`, fragmented to the controller's ACL buffer size.
@@ -79,6 +82,14 @@ extension BLEHost {
         case .malformed:
             counters.malformed += 1
         case .unexpected:
+            if let first = payload.first, ATTOpcode(rawValue: first) == .exchangeMTURequest, payload.count == 3 {
+                // The peer (as client) offers its MTU: answer with ours (Vol 3, Part F, 3.4.2).
+                let clientMTU = UInt16(payload[payload.startIndex + 1]) | UInt16(payload[payload.startIndex + 2]) << 8
+                let response = ATTPDU.exchangeMTUResponse(ExchangeMTUResponse(serverRxMTU: Self.serverRxMTU))
+                bearer.mtu = max(23, min(clientMTU, Self.serverRxMTU))
+                try? sendL2CAP(handle: handle, channel: .att, payload: response.encode())
+                return
+            }
             counters.unknown += 1
             // A request from the peer: this host has no GATT server (Vol 3, Part F, 3.4.1.1).
             if let first = payload.first, ATTOpcode(rawValue: first).isRequest {

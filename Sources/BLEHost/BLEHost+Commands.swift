@@ -62,6 +62,20 @@ extension BLEHost {
         let (token, actions) = commandFlow.enqueue(command, now: clock.now, timeout: timeout)
         commandWaiters[token] = completion
         perform(actions)
+        if commandFlow.isWaiting(token) {
+            // No credit now: the controller must grant one within the timeout too.
+            Task { [weak self, clock] in
+                try? await clock.sleep(for: timeout)
+                await self?.withdrawIfStillWaiting(token, opcode: Command.opcode, after: timeout)
+            }
+        }
+    }
+
+    private func withdrawIfStillWaiting(_ token: CommandFlow<Clock.Instant>.Token, opcode: HCIOpcode, after: Duration) {
+        guard commandFlow.withdraw(token) else { return }
+        counters.commandTimeouts += 1
+        logger.error("controller granted no command credit in time", metadata: ["opcode": "\(opcode)", "after": "\(after)"])
+        commandWaiters.removeValue(forKey: token)?(.failure(.commandTimeout(opcode: opcode, after: after)))
     }
 
     /// Carries out what ``CommandFlow`` decided.

@@ -53,9 +53,17 @@ extension BLEHost {
             pumpACL()
         case let .leMeta(meta):
             handle(meta)
-        case let .unknown(code, _):
+        case let .unknown(code, parameters):
             counters.unknown += 1
-            logger.debug("unhandled HCI event", metadata: ["code": "\(code)"])
+            switch code {
+            case .hardwareError:
+                logger.error("controller reports a hardware error; reset or replug it if links stop working",
+                             metadata: ["code": "\(parameters.first.map { String($0, radix: 16) } ?? "?")"])
+            case .dataBufferOverflow:
+                logger.error("controller reports a data buffer overflow (ACL sent beyond its buffers)")
+            default:
+                logger.debug("unhandled HCI event", metadata: ["code": "\(code)"])
+            }
         }
     }
 

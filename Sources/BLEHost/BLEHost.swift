@@ -149,12 +149,15 @@ public actor BLEHost {
             aclBuffersAvailable: aclCredits.available,
             connections: connections.keys.sorted().compactMap { handle in
                 guard let record = connections[handle] else { return nil }
+                let att = record.bearer.counters
                 return BLEHostStatus.Connection(
                     handle: handle, peer: record.connection.peer, peerAddressType: record.peerAddressType,
                     intervalMs: Double(record.intervalUnits) * 1.25, latency: record.latency,
                     supervisionTimeoutMs: Double(record.timeoutUnits) * 10,
                     aclInFlight: aclCredits.inFlight(handle: handle),
-                    aclQueued: aclQueue[aclQueueHead...].lazy.filter { $0.handle == handle }.count)
+                    aclQueued: aclQueue[aclQueueHead...].lazy.filter { $0.handle == handle }.count,
+                    attMTU: record.bearer.mtu, notificationsReceived: att.notifications,
+                    attDropped: att.unexpected + att.malformed)
             },
             isScanning: scanResults != nil, isConnecting: pendingConnect != nil,
             eventsReceived: counters.events, aclPacketsReceived: counters.aclReceived, aclPacketsSent: counters.aclSent,

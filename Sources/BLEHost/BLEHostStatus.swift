@@ -18,6 +18,12 @@ public struct BLEHostStatus: Sendable, Equatable {
         public var aclInFlight: Int
         /// ACL packets waiting for a controller buffer.
         public var aclQueued: Int
+        /// The ATT_MTU in use on this link.
+        public var attMTU: UInt16
+        /// Notifications and indications received on this link.
+        public var notificationsReceived: Int
+        /// ATT PDUs from the peer that were malformed or unexpected (dropped).
+        public var attDropped: Int
     }
 
     public var state: ControllerState

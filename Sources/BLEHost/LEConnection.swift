@@ -28,8 +28,8 @@ public actor LEConnection {
     /// Asks the controller to end the link (Remote User Terminated, 0x13) and waits until it is
     /// down. Returns at once when it already is; never throws (a dead transport also ends links).
     public func disconnect() async {
-        guard link.isConnected else { return }
-        await host?.disconnect(handle: handle, link: link)
+        guard link.isConnected, let host else { return }
+        await host.disconnect(handle: handle, link: link)
         _ = await link.waitUntilDown()
     }
 

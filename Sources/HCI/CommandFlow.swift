@@ -113,6 +113,20 @@ public struct CommandFlow<Instant: InstantProtocol>: Sendable where Instant.Dura
         return actions + sendWaiting(now: now)
     }
 
+    /// Withdraws a command that is still waiting for a credit (a controller that granted zero
+    /// credits and never grants more would otherwise hold it forever). Returns `false`, and
+    /// changes nothing, when the command was already sent or resolved.
+    public mutating func withdraw(_ token: Token) -> Bool {
+        guard let index = waiting.firstIndex(where: { $0.token == token }) else { return false }
+        waiting.remove(at: index)
+        return true
+    }
+
+    /// Whether `token` is still waiting for a credit (not yet sent).
+    public func isWaiting(_ token: Token) -> Bool {
+        waiting.contains { $0.token == token }
+    }
+
     /// Fails everything (transport closed or controller reset by force) and starts over with one credit.
     public mutating func transportLost() -> [Action] {
         let failed = pending.map { Action.fail($0.token, .transportLost(opcode: $0.opcode)) }

@@ -7,6 +7,6 @@ struct Gyrogate: AsyncParsableCommand {
         commandName: "gyrogate",
         abstract: "Captures MetaWear motion data over Bluetooth LE into a local store and publishes it to MQTT.",
         version: version,
-        subcommands: [Run.self, CheckConfig.self, Sessions.self, Medals.self, Documents.self]
+        subcommands: [Run.self, Scan.self, CheckConfig.self, Sessions.self, Medals.self, Documents.self]
     )
 }

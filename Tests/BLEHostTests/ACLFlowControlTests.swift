@@ -35,6 +35,7 @@ final class ACLFlowControlTests: XCTestCase {
 
         let logger = PeerIntegrationTests.logger
         let host = BLEHost(transport: try await TransportFactory.open(peer.transportSpec, logger: logger), logger: logger)
+        addTeardownBlock { await host.stop() }
         try await host.start()
         var status = await host.status()
         XCTAssertEqual(status.aclBufferSize, 27)

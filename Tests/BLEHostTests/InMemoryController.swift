@@ -11,14 +11,51 @@ final class InMemoryController: HCITransport {
     private let continuation: AsyncThrowingStream<H4Packet, any Error>.Continuation
     private let stream: Mutex<AsyncThrowingStream<H4Packet, any Error>?>
     private let sentCount = Mutex(0)
+    private let sent = Mutex<[H4Packet]>([])
+    /// Whether ACL from the host gets a Number Of Completed Packets at once.
+    let completesACL: Bool
+    /// Whether LE Create Connection completes at once (else only LE Create Connection Cancel ends it).
+    let completesConnections: Bool
+    /// Opcodes answered with Command Complete/Status granting zero credits.
+    let zeroCreditOpcodes: Set<HCIOpcode>
 
-    init() {
+    init(completesACL: Bool = true, completesConnections: Bool = true, zeroCreditOpcodes: Set<HCIOpcode> = []) {
+        self.completesACL = completesACL
+        self.completesConnections = completesConnections
+        self.zeroCreditOpcodes = zeroCreditOpcodes
         let (stream, continuation) = AsyncThrowingStream<H4Packet, any Error>.makeStream()
         self.stream = Mutex(stream)
         self.continuation = continuation
     }
 
     var packetsFromHost: Int { sentCount.withLock { $0 } }
+
+    /// Every packet the host sent, in order, and forgets them.
+    func takeSent() -> [H4Packet] {
+        sent.withLock { packets in
+            defer { packets = [] }
+            return packets
+        }
+    }
+
+    /// The parameters of commands the host sent with `opcode`.
+    func commands(_ opcode: HCIOpcode) -> [[UInt8]] {
+        sent.withLock { packets in
+            packets.filter { $0.type == .command && $0.bytes.count >= 3
+                && UInt16($0.bytes[$0.bytes.startIndex]) | UInt16($0.bytes[$0.bytes.startIndex + 1]) << 8 == opcode.rawValue }
+                .map { Array($0.bytes.dropFirst(3)) }
+        }
+    }
+
+    /// The L2CAP frames (CID, payload) the host sent, assuming unfragmented ACL.
+    func l2capFrames() -> [(channel: UInt16, payload: [UInt8])] {
+        sent.withLock { packets in
+            packets.filter { $0.type == .aclData && $0.bytes.count >= 8 }.map { packet in
+                let bytes = Array(packet.bytes)
+                return (UInt16(bytes[6]) | UInt16(bytes[7]) << 8, Array(bytes[8...]))
+            }
+        }
+    }
 
     func inject(_ h4: [UInt8]) {
         guard let first = h4.first else { return }
@@ -27,13 +64,14 @@ final class InMemoryController: HCITransport {
 
     func send(_ packet: H4Packet) async throws {
         sentCount.withLock { $0 += 1 }
+        sent.withLock { $0.append(packet) }
         switch packet.type {
         case .command:
             guard packet.bytes.count >= 3 else { return }
             let opcode = HCIOpcode(rawValue: UInt16(packet.bytes[packet.bytes.startIndex]) | UInt16(packet.bytes[packet.bytes.startIndex + 1]) << 8)
             answer(opcode, parameters: Array(packet.bytes.dropFirst(3)))
         case .aclData:
-            guard packet.bytes.count >= 2 else { return }
+            guard completesACL, packet.bytes.count >= 2 else { return }
             let handle = (UInt16(packet.bytes[packet.bytes.startIndex]) | UInt16(packet.bytes[packet.bytes.startIndex + 1]) << 8) & 0x0FFF
             let event = HCIEvent.numberOfCompletedPackets(NumberOfCompletedPacketsEvent(entries: [.init(connectionHandle: handle, numCompletedPackets: 1)]))
             inject(event.h4Bytes())
@@ -45,8 +83,14 @@ final class InMemoryController: HCITransport {
     private func answer(_ opcode: HCIOpcode, parameters: [UInt8]) {
         switch opcode {
         case .leCreateConnection, .disconnect, .leConnectionUpdate:
-            inject(HCIEvent.commandStatus(CommandStatusEvent(status: .success, numHCICommandPackets: 1, commandOpcode: opcode)).h4Bytes())
-            if opcode == .leCreateConnection, parameters.count >= 12 {
+            inject(HCIEvent.commandStatus(CommandStatusEvent(status: .success, numHCICommandPackets: credits(opcode),
+                                                             commandOpcode: opcode)).h4Bytes())
+            if opcode == .disconnect, parameters.count >= 2 {
+                let handle = UInt16(parameters[0]) | UInt16(parameters[1]) << 8
+                inject(HCIEvent.disconnectionComplete(DisconnectionCompleteEvent(
+                    status: .success, connectionHandle: handle, reason: .connectionTerminatedByLocalHost)).h4Bytes())
+            }
+            if opcode == .leCreateConnection, completesConnections, parameters.count >= 12 {
                 let address = BluetoothAddress(littleEndianBytes: parameters[6..<12]) ?? .zero
                 let complete = LEConnectionCompleteEvent(
                     status: .success, connectionHandle: 0x0040, role: LERole(rawValue: 0),
@@ -54,13 +98,24 @@ final class InMemoryController: HCITransport {
                     supervisionTimeout: 400, centralClockAccuracy: 0)
                 inject(HCIEvent.leMeta(.connectionComplete(complete)).h4Bytes())
             }
+        case .leCreateConnectionCancel:
+            inject(HCIEvent.commandComplete(CommandCompleteEvent(numHCICommandPackets: credits(opcode), commandOpcode: opcode,
+                                                                 returnParameters: [0])).h4Bytes())
+            inject(HCIEvent.leMeta(.connectionComplete(LEConnectionCompleteEvent(
+                status: .unknownConnectionIdentifier, connectionHandle: 0, role: LERole(rawValue: 0), peerAddressType: .public,
+                peerAddress: .zero, connectionInterval: 0, peripheralLatency: 0, supervisionTimeout: 0,
+                centralClockAccuracy: 0))).h4Bytes())
         default:
             var returned: [UInt8] = [0]
             if opcode == .leReadBufferSize { returned = [0, 27, 0, 4] }
             if opcode == .readBDADDR { returned = [0, 1, 2, 3, 4, 5, 6] }
-            inject(HCIEvent.commandComplete(CommandCompleteEvent(numHCICommandPackets: 1, commandOpcode: opcode,
+            inject(HCIEvent.commandComplete(CommandCompleteEvent(numHCICommandPackets: credits(opcode), commandOpcode: opcode,
                                                                  returnParameters: returned)).h4Bytes())
         }
+    }
+
+    private func credits(_ opcode: HCIOpcode) -> UInt8 {
+        zeroCreditOpcodes.contains(opcode) ? 0 : 1
     }
 
     func packets() -> AsyncThrowingStream<H4Packet, any Error> {

@@ -43,6 +43,8 @@ final class PeerIntegrationTests: XCTestCase {
         var configuration = BLEHostConfiguration()
         configure(&configuration)
         let host = BLEHost(transport: transport, configuration: configuration, logger: Self.logger)
+        // The peer serves one HCI client at a time: a failed test must not leave its host connected.
+        addTeardownBlock { await host.stop() }
         try await host.start()
         return host
     }
@@ -63,10 +65,16 @@ final class PeerIntegrationTests: XCTestCase {
         XCTAssertEqual(sensors.count, Self.sensorCount, "found \(sensors)")
         XCTAssertTrue(sensors.allSatisfy { $0.name == "MetaWear" && $0.isConnectable })
 
-        var connections: [LEConnection] = []
-        for sensor in sensors {
-            connections.append(try await host.connect(to: sensor.address, addressType: sensor.addressType))
+        // Four connects at once: the host runs them one after the other on the single initiator.
+        let connections = try await withThrowingTaskGroup(of: LEConnection.self) { group in
+            for sensor in sensors {
+                group.addTask { try await host.connect(to: sensor.address, addressType: sensor.addressType) }
+            }
+            var all: [LEConnection] = []
+            for try await connection in group { all.append(connection) }
+            return all.sorted { $0.peer < $1.peer }
         }
+        XCTAssertEqual(connections.map(\.peer), sensors.map(\.address))
         let value1 = await host.status().connections.count
         XCTAssertEqual(value1, Self.sensorCount)
 
@@ -102,6 +110,9 @@ final class PeerIntegrationTests: XCTestCase {
             XCTAssertEqual(counts[index]?.0, 50, "sensor \(index)")
             XCTAssertEqual(counts[index]?.1, true, "sensor \(index) in order")
         }
+        let streaming = await host.status()
+        XCTAssertTrue(streaming.connections.allSatisfy { $0.notificationsReceived >= 50 && $0.attDropped == 0 },
+                      "\(streaming.connections)")
         for connection in connections {
             await connection.disconnect()
             let value2 = await connection.isConnected
@@ -162,8 +173,11 @@ final class PeerIntegrationTests: XCTestCase {
         let request = try XCTUnwrap(reply["request"] as? [String: Any])
         XCTAssertEqual(request["result"] as? String, "accepted")
         // The LE Connection Update that follows completes at once in bumble.
-        try await Task.sleep(for: .milliseconds(200))
-        let status = await host.status()
+        var status = await host.status()
+        for _ in 0..<100 where status.connections.first?.intervalMs != 30 {
+            try await Task.sleep(for: .milliseconds(20))
+            status = await host.status()
+        }
         XCTAssertEqual(status.parameterRequestsAccepted, 1)
         XCTAssertEqual(status.connections.first?.intervalMs, 30)
         XCTAssertEqual(status.connections.first?.supervisionTimeoutMs, 4000)
@@ -195,7 +209,7 @@ final class PeerIntegrationTests: XCTestCase {
             XCTAssertEqual(error, .commandTimeout(opcode: .leSetScanParameters, after: .milliseconds(500)))
             XCTAssertTrue("\(error)".contains("did not answer"))
         }
-        XCTAssertLessThan(ContinuousClock.now - started, .seconds(3))
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(5))
         let value5 = await host.status().commandTimeouts
         XCTAssertEqual(value5, 1)
         // The host still works afterwards.
@@ -240,5 +254,55 @@ final class PeerIntegrationTests: XCTestCase {
         let value10 = await host.status().connections.count
         XCTAssertEqual(value10, 0)
         await host.stop()
+    }
+
+    // stop() disconnects, closes the transport, and the controller side sees the client go.
+    func testStopReleasesLinksAndTheTransport() async throws {
+        let peer = try requirePeer()
+        let host = try await makeHost(peer)
+        let found = try await scanSensors(host, expected: 1)
+        let sensor = try XCTUnwrap(found.first)
+        let connection = try await host.connect(to: sensor.address, addressType: sensor.addressType)
+        let handles = try await MetaWearGATT.discover(connection)
+        let stream = try await connection.gatt.subscribe(handles.notify)
+        await host.stop()
+        for await _ in stream {}
+        let connected = await connection.isConnected
+        XCTAssertFalse(connected)
+        let status = await host.status()
+        XCTAssertEqual(status.state, .stopped)
+        var controller: [String: Any] = [:]
+        for _ in 0..<50 {
+            controller = try peer.status().controller
+            if controller["hci_client_connected"] as? Bool == false { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        XCTAssertEqual(controller["hci_client_connected"] as? Bool, false)
+        let sensors = try peer.status().sensors
+        XCTAssertEqual(sensors.filter { $0["connected"] as? Bool == true }.count, 0)
+    }
+
+    // `gyrogate scan` lists the emulated sensors (the binary is built with the tests).
+    func testGyrogateScanCommandListsSensors() throws {
+        let peer = try requirePeer()
+        let bundle = Bundle(for: Self.self).bundleURL
+        let candidates = [bundle.appendingPathComponent("gyrogate"), bundle.deletingLastPathComponent().appendingPathComponent("gyrogate"),
+                          MetaWearPeer.packageRoot.appendingPathComponent(".build/debug/gyrogate")]
+        guard let binary = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
+            throw XCTSkip("gyrogate binary not built next to the tests (\(candidates.map(\.path)))")
+        }
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["scan", "--transport", peer.transportSpec, "--seconds", "1.5", "--json"]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0)
+        let list = try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [[String: Any]])
+        XCTAssertEqual(list.count, Self.sensorCount)
+        XCTAssertTrue(list.allSatisfy { $0["name"] as? String == "MetaWear" && $0["metawear"] as? Bool == true })
+        XCTAssertEqual(list.first?["address"] as? String, "C4:BE:84:00:00:01")
     }
 }

@@ -105,3 +105,51 @@ final class TransportTests: XCTestCase {
         XCTAssertEqual(status.state, .failed)
     }
 }
+
+/// The serial transport's real path over a pseudo-terminal: raw mode (no echo, no CR/LF
+/// translation, all 256 octet values) and H4 framing both ways.
+final class SerialTransportTests: XCTestCase {
+    func testH4OverAPseudoTerminal() async throws {
+        // posix_openpt/ptsname are not imported by Swift's Glibc: /dev/ptmx with the two ioctls
+        // they wrap (TIOCSPTLCK unlock, TIOCGPTN number).
+        let master = open("/dev/ptmx", O_RDWR | O_NOCTTY)
+        var unlock: Int32 = 0
+        var number: UInt32 = 0
+        guard master >= 0, ioctl(master, 0x4004_5431, &unlock) == 0, ioctl(master, 0x8004_5430, &number) == 0 else {
+            throw XCTSkip("no pseudo-terminals here (errno \(errno))")
+        }
+        defer { close(master) }
+        let path = "/dev/pts/\(number)"
+        let transport = try await TransportFactory.open("serial:\(path):1000000", logger: Logger(label: "test"))
+        var packets = transport.packets().makeAsyncIterator()
+
+        // Host -> controller: an HCI Reset command, bytes that a cooked tty would mangle included.
+        let command = H4Packet(type: .command, bytes: [0x03, 0x0C, 0x00][...])
+        try await transport.send(command)
+        let acl = H4Packet(type: .aclData, bytes: [0x40, 0x20, 0x05, 0x00, 0x0D, 0x0A, 0x03, 0x11, 0x7F][...])
+        try await transport.send(acl)
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let deadline = ContinuousClock.now + .seconds(2)
+        while received.count < 14, ContinuousClock.now < deadline {
+            var pfd = pollfd(fd: master, events: Int16(POLLIN), revents: 0)
+            guard poll(&pfd, 1, 100) > 0 else { continue }
+            let count = read(master, &buffer, buffer.count)
+            if count > 0 { received += buffer[0..<count] }
+        }
+        XCTAssertEqual(received, command.h4Bytes + acl.h4Bytes)
+
+        // Controller -> host: a Command Complete split across two writes, then an event with 0x0d/0x0a.
+        let complete: [UInt8] = [0x04, 0x0E, 0x04, 0x01, 0x03, 0x0C, 0x00]
+        _ = complete[0..<3].withUnsafeBytes { write(master, $0.baseAddress!, 3) }
+        try await Task.sleep(for: .milliseconds(20))
+        _ = complete[3...].withUnsafeBytes { write(master, $0.baseAddress!, 4) }
+        let status: [UInt8] = [0x04, 0x0F, 0x04, 0x0D, 0x0A, 0x0D, 0x20]
+        _ = status.withUnsafeBytes { write(master, $0.baseAddress!, status.count) }
+        let first = try await packets.next()
+        XCTAssertEqual(first?.h4Bytes, complete)
+        let second = try await packets.next()
+        XCTAssertEqual(second?.h4Bytes, status)
+        await transport.close()
+    }
+}

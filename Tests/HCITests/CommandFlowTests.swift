@@ -77,6 +77,20 @@ final class CommandFlowTests: XCTestCase {
         _ = first
     }
 
+    func testWaitingCommandCanBeWithdrawnButASentOneCannot() {
+        var flow = CommandFlow<FakeInstant>()
+        let (reset, _) = flow.enqueue(ResetCommand(), now: t0)
+        _ = flow.receive(complete(.reset, credits: 0), now: t0)
+        let (read, queued) = flow.enqueue(LEReadBufferSizeCommand(), now: t0)
+        XCTAssertEqual(queued, [])
+        XCTAssertTrue(flow.isWaiting(read))
+        XCTAssertTrue(flow.withdraw(read))
+        XCTAssertFalse(flow.isWaiting(read))
+        XCTAssertEqual(flow.waitingCount, 0)
+        XCTAssertEqual(flow.receive(complete(.noOperation, credits: 1), now: t0), [])
+        XCTAssertFalse(flow.withdraw(reset))
+    }
+
     func testTransportLossFailsEverything() {
         var flow = CommandFlow<FakeInstant>()
         let (a, _) = flow.enqueue(ResetCommand(), now: t0)

@@ -73,7 +73,11 @@ final class ATTBearer: Sendable {
     /// Sends a command (no response expected).
     func command(_ pdu: [UInt8]) async throws {
         if state.withLock({ $0.closed }) { throw GATTError.disconnected(request: "ATT command") }
-        try await sender(pdu)
+        do {
+            try await sender(pdu)
+        } catch is BLEHostError {
+            throw GATTError.disconnected(request: "ATT command")
+        }
     }
 
     /// Sends `pdu` and waits for its response (or an Error Response) until the request timeout.
@@ -98,6 +102,8 @@ final class ATTBearer: Sendable {
         defer { timer.cancel() }
         do {
             try await sender(pdu)
+        } catch is BLEHostError {
+            settle(id: id, .failure(GATTError.disconnected(request: name)))
         } catch {
             settle(id: id, .failure(error))
         }

@@ -9,7 +9,7 @@ import BluetoothWire
 /// fails the running request with ``GATTError/disconnected(request:)`` and finishes every
 /// notification stream.
 public actor GATTClient {
-    let bearer: ATTBearer
+    nonisolated let bearer: ATTBearer
     private var busy = false
     private var queue: [CheckedContinuation<Void, Never>] = []
 
@@ -234,6 +234,8 @@ public actor GATTClient {
     /// Writes the characteristic's CCCD (0x0001 notifications, 0x0002 indications) and returns
     /// the stream of its values. The stream is registered before the CCCD write, so no value
     /// is missed; it finishes when the link goes down. Indications are confirmed by the host.
+    /// The stream buffers without limit (a sample is never dropped here): a consumer that falls
+    /// behind for long grows memory, so consume it promptly and hand work off elsewhere.
     public func subscribe(_ characteristic: GATTCharacteristic, indications: Bool = false) async throws -> AsyncStream<[UInt8]> {
         let needed: GATTCharacteristicProperties = indications ? .indicate : .notify
         guard characteristic.properties.contains(needed) else {

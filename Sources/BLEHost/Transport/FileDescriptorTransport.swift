@@ -15,13 +15,17 @@ import Synchronization
 ///
 /// The reader frames bytes with ``H4Framer`` in every case: the user channel delivers one H4
 /// packet per `read`, a stream delivers arbitrary slices; both frame the same way.
+///
+/// Lifetime: ``close()`` refuses further writes, shuts a socket down (so the other end sees the
+/// link go, e.g. the emulator drops its links) and wakes the reader through a pipe; the
+/// descriptor itself is closed in `deinit`, after the reader thread has been joined, so a write
+/// racing with `close()` never lands on a reused descriptor number.
 final class FileDescriptorTransport: HCITransport {
     private struct State {
         var descriptor: Int32
         var closed = false
-        var streamTaken = false
-        var continuation: AsyncThrowingStream<H4Packet, any Error>.Continuation?
         var stream: AsyncThrowingStream<H4Packet, any Error>?
+        var reader: pthread_t?
     }
 
     private let state: Mutex<State>
@@ -41,8 +45,21 @@ final class FileDescriptorTransport: HCITransport {
         self.name = name
         self.logger = logger
         let (stream, continuation) = AsyncThrowingStream<H4Packet, any Error>.makeStream()
-        state = Mutex(State(descriptor: descriptor, continuation: continuation, stream: stream))
-        startReader(descriptor: descriptor, continuation: continuation)
+        state = Mutex(State(descriptor: descriptor, stream: stream))
+        let reader = startReader(descriptor: descriptor, continuation: continuation)
+        state.withLock { $0.reader = reader }
+    }
+
+    deinit {
+        let (descriptor, reader, closed) = state.withLock { ($0.descriptor, $0.reader, $0.closed) }
+        if !closed {
+            var byte: UInt8 = 1
+            _ = Glibc.write(wakePipe.write, &byte, 1)
+        }
+        if let reader { pthread_join(reader, nil) }
+        Glibc.close(descriptor)
+        Glibc.close(wakePipe.read)
+        Glibc.close(wakePipe.write)
     }
 
     func send(_ packet: H4Packet) async throws {
@@ -89,17 +106,20 @@ final class FileDescriptorTransport: HCITransport {
     }
 
     func close() async {
-        let wasOpen = state.withLock { state -> Bool in
-            guard !state.closed else { return false }
+        let descriptor = state.withLock { state -> Int32? in
+            guard !state.closed else { return nil }
             state.closed = true
-            return true
+            return state.descriptor
         }
-        guard wasOpen else { return }
+        guard let descriptor else { return }
+        _ = shutdown(descriptor, Int32(SHUT_RDWR)) // ENOTSOCK for a tty: harmless
         var byte: UInt8 = 1
         _ = Glibc.write(wakePipe.write, &byte, 1)
     }
 
-    private func startReader(descriptor: Int32, continuation: AsyncThrowingStream<H4Packet, any Error>.Continuation) {
+    /// Starts the reader thread; it holds no reference to `self`, only the descriptors.
+    private func startReader(descriptor: Int32,
+                             continuation: AsyncThrowingStream<H4Packet, any Error>.Continuation) -> pthread_t? {
         let name = self.name
         let wake = wakePipe
         let logger = self.logger
@@ -144,16 +164,18 @@ final class FileDescriptorTransport: HCITransport {
                                               "skipped": "\(framer.discardedByteCount - before)"])
                 }
             }
-            Glibc.close(descriptor)
-            Glibc.close(wake.read)
-            Glibc.close(wake.write)
             continuation.finish(throwing: failure)
         }
-        thread.start()
+        guard let started = thread.start() else {
+            continuation.finish(throwing: TransportError(kind: .systemCall, transport: name, operation: "pthread_create",
+                                                         hint: "could not start the reader thread"))
+            return nil
+        }
+        return started
     }
 }
 
-/// A detached POSIX thread running one closure (the transport's blocking reader).
+/// A joinable POSIX thread running one closure (the transport's blocking reader).
 private final class ReaderThread: Sendable {
     private let body: @Sendable () -> Void
 
@@ -161,7 +183,8 @@ private final class ReaderThread: Sendable {
         self.body = body
     }
 
-    func start() {
+    /// The joinable thread, or nil when none could be created (then the reader fails at once).
+    func start() -> pthread_t? {
         let box = Unmanaged.passRetained(self)
         var thread = pthread_t()
         let result = pthread_create(&thread, nil, { argument in
@@ -169,11 +192,10 @@ private final class ReaderThread: Sendable {
             reader.body()
             return nil
         }, box.toOpaque())
-        if result == 0 {
-            pthread_detach(thread)
-        } else {
+        guard result == 0 else {
             box.release()
-            body()
+            return nil
         }
+        return thread
     }
 }
