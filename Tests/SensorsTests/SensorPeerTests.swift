@@ -151,6 +151,26 @@ final class SensorPeerTests: XCTestCase {
         XCTAssertGreaterThan(samples.count, 1000)
     }
 
+    func testMetaMotionSGyroAndAccelerometer() async throws {
+        let harness = try await Harness(sensors: 1, model: "MMS")
+        defer { Task { await harness.shutdown() } }
+        var settings = Self.settings(odr: .hz100)
+        settings.board.accelerometer = Accelerometer.Configuration(outputDataRate: .hz50, range: .g4)
+        harness.start(sensors: 1, settings: settings)
+        try await harness.waitUntilStreaming(1)
+        try await Task.sleep(for: .seconds(3))
+        let acc = try harness.sensor(0)["acc"] as? [String: Any] ?? [:]
+        XCTAssertEqual(acc["odr_hz"] as? Double, 50)
+        XCTAssertEqual(acc["streaming"] as? Bool, true)
+        try await harness.stopSupervisors()
+        XCTAssertEqual((try harness.sensor(0)["acc"] as? [String: Any])?["streaming"] as? Bool, false)
+        _ = try await assertStoreMatchesPeer(harness, index: 0, odr: 100, lsb: 16.4)
+        let (samples, gaps, _) = try await readBack(harness.store, device: Harness.address(0), stream: "accelerometer")
+        XCTAssertEqual(checkWaveform(samples, odr: 50, lsbPerDps: 8192, cosine: true).problems, [])
+        XCTAssertGreaterThan(samples.count, 100)
+        XCTAssertEqual(gaps.count, 0)
+    }
+
     func testButtonPressStartsAndStopsASession() async throws {
         let harness = try await Harness(sensors: 1, model: "MMR", autoStart: false)
         defer { Task { await harness.shutdown() } }

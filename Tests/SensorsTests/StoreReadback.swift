@@ -25,9 +25,10 @@ func readBack(_ store: GyroStore, device: String, stream: String = "gyro") async
             } else {
                 let body = try await store.document(DocumentPaths.chunk(chunk.id))
                 let object = try jsonObject(body)
+                let (kx, ky, kz) = stream == "gyro" ? ("gx", "gy", "gz") : ("ax", "ay", "az")
                 for point in object["data"] as? [[String: Any]] ?? [] {
-                    values.append(((point["timestamp"] as? NSNumber)?.doubleValue ?? .nan, (point["gx"] as? NSNumber)?.doubleValue ?? .nan,
-                                   (point["gy"] as? NSNumber)?.doubleValue ?? .nan, (point["gz"] as? NSNumber)?.doubleValue ?? .nan))
+                    values.append(((point["timestamp"] as? NSNumber)?.doubleValue ?? .nan, (point[kx] as? NSNumber)?.doubleValue ?? .nan,
+                                   (point[ky] as? NSNumber)?.doubleValue ?? .nan, (point[kz] as? NSNumber)?.doubleValue ?? .nan))
                 }
             }
             var index = chunk.firstIndex
@@ -50,14 +51,15 @@ func readBack(_ store: GyroStore, device: String, stream: String = "gyro") async
 /// within scale rounding, index − n constant between restarts of the board's counter, indices
 /// strictly increasing (no duplicates). Returns the number of segments (board counter restarts + 1)
 /// and a list of problems.
-func checkWaveform(_ samples: [ReadbackSample], odr: Double, lsbPerDps: Double) -> (segments: Int, problems: [String]) {
+func checkWaveform(_ samples: [ReadbackSample], odr: Double, lsbPerDps: Double, cosine: Bool = false) -> (segments: Int, problems: [String]) {
     var problems: [String] = []
     var segments = 0
     var offset: Int64?
     var previous: (index: Int64, n: Int64)?
     for sample in samples {
         let n = Int64((sample.x * lsbPerDps).rounded())
-        let y = (10000 * sin(2 * Double.pi * Double(n) / odr)).rounded(.toNearestOrEven) / lsbPerDps
+        let phase = 2 * Double.pi * Double(n) / odr
+        let y = (10000 * (cosine ? cos(phase) : sin(phase))).rounded(.toNearestOrEven) / lsbPerDps
         if abs(sample.y - y) > 1e-3 || abs(sample.z + Double(n) / lsbPerDps) > 1e-3 {
             problems.append("index \(sample.index): values (\(sample.x), \(sample.y), \(sample.z)) are not n = \(n)")
         }
