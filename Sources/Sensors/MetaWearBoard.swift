@@ -51,6 +51,8 @@ public enum BoardError: Error, Equatable, CustomStringConvertible {
 public actor MetaWearBoard {
     public let link: any MetaWearLink
     public let options: BoardOptions
+    /// How long each answer is awaited; starts at ``BoardOptions/responseTimeout``.
+    public private(set) var responseTimeout: Duration
     let logger: Logger
     let now: @Sendable () -> Double
 
@@ -86,6 +88,7 @@ public actor MetaWearBoard {
                 now: @escaping @Sendable () -> Double) {
         self.link = link
         self.options = options
+        responseTimeout = options.responseTimeout
         self.logger = logger
         self.now = now
         (events, eventSink) = AsyncStream.makeStream(of: BoardEvent.self, bufferingPolicy: .unbounded)
@@ -189,6 +192,9 @@ public actor MetaWearBoard {
     /// Adds data notifications kept from an earlier link, older than anything on this one.
     public func keep(_ notifications: [([UInt8], Double)]) { early = notifications + early }
 
+    /// Changes how long answers are awaited (a supervisor lengthens it for a slow board).
+    public func setResponseTimeout(_ timeout: Duration) { responseTimeout = timeout }
+
     /// Stops reading notifications and fails pending requests.
     public func close() {
         reader?.cancel()
@@ -205,7 +211,7 @@ public actor MetaWearBoard {
         let key = UInt16(module) << 8 | UInt16(register)
         nextWaiterID += 1
         let id = nextWaiterID
-        let timeout = options.responseTimeout
+        let timeout = responseTimeout
         let timer = Task { [weak self] in
             try? await Task.sleep(for: timeout)
             await self?.fail(key: key, id: id, with: BoardError.timeout(what))

@@ -58,6 +58,8 @@ public actor SensorSupervisor {
     private var lastDataArrival: Double?
     private var linkDown: String?
     private var connectedOnce = false
+    /// Answer timeouts double after a timeout (a board answering slowly), up to 8×; reset on success.
+    private var timeoutScale = 1
     /// Data a board sent before a discovery that failed; parsed on the next link.
     private var unparsed: [([UInt8], Double)] = []
     private let feed: AsyncStream<FeedItem>.Continuation
@@ -137,9 +139,12 @@ public actor SensorSupervisor {
         recovery: while !Task.isCancelled {
             transition(to: .initialising)
             do {
+                await board.setResponseTimeout(settings.board.responseTimeout * timeoutScale)
                 try await initialiseAndStart(board)
                 failures = 0
+                timeoutScale = 1
             } catch {
+                if case BoardError.timeout = error { timeoutScale = min(timeoutScale * 2, 8) }
                 current.lastError = "\(error)"
                 logger.warning("initialisation failed", metadata: ["error": "\(error)"])
                 // The first cause names the gap (a silent board that then fails discovery stays "silent").

@@ -190,14 +190,14 @@ final class SensorPeerTests: XCTestCase {
         XCTAssertGreaterThan(sessions.first?.samples ?? 0, 40)
     }
 
-    /// Link dropped every 2 s for 12 s, silent for 2.5 s, restarted with stale subscriptions, slow
+    /// Link dropped every 2 s for 20 s, silent for 2.5 s, restarted with stale subscriptions, slow
     /// discovery (scaled from 10 s / 2 min / 5 s).
     func testFaultsRecoverWithTheRightGaps() async throws {
         let harness = try await Harness(sensors: 1, model: "MMR")
         defer { Task { await harness.shutdown() } }
         harness.start(sensors: 1, settings: Self.settings(odr: .hz100))
         try await harness.waitUntilStreaming(1)
-        for _ in 0..<6 {
+        for _ in 0..<10 {
             try await Task.sleep(for: .seconds(2))
             try harness.peer.control(["cmd": "drop_link", "sensor": 0])
         }
@@ -215,14 +215,14 @@ final class SensorPeerTests: XCTestCase {
         try await harness.waitUntilStreaming(1)
         try await Task.sleep(for: .seconds(1))
         let status = await harness.supervisors[0].status()
-        XCTAssertGreaterThanOrEqual(status.reconnects, 8)
+        XCTAssertGreaterThanOrEqual(status.reconnects, 12)
         XCTAssertGreaterThan(status.transitions[.silent] ?? 0, 0)
         try await harness.stopSupervisors()
         _ = try await assertStoreMatchesPeer(harness, index: 0, odr: 100, lsb: 16.4)
         let (_, gaps, _) = try await readBack(harness.store, device: Harness.address(0))
         XCTAssertTrue(gaps.contains { $0.reason == "notReceived" && $0.missing == 9 }, "\(gaps.map { ($0.reason, $0.missing) })")
         XCTAssertTrue(gaps.contains { $0.reason == "silent" })
-        XCTAssertGreaterThanOrEqual(gaps.filter { $0.reason.hasPrefix("disconnected") }.count, 6)
+        XCTAssertGreaterThanOrEqual(gaps.filter { $0.reason.hasPrefix("disconnected") }.count, 10)
     }
 
     /// Four sensors at 100 Hz; 10 s here, 60 s with GYROGATE_LONG_TESTS=1.

@@ -89,4 +89,28 @@ final class SupervisorTests: XCTestCase {
         XCTAssertEqual(sessions.first?.isOpen, false)
         XCTAssertEqual(Double(sessions.first?.samples ?? 0), 100, accuracy: 40)
     }
+
+    /// Discovery answers slower than the answer timeout: the timeout doubles until they fit.
+    func testSlowDiscoveryLengthensTheTimeoutUntilStreaming() async throws {
+        let fake = FakeMetaWear(model: .mmr)
+        defer { fake.stop() }
+        fake.discoveryDelay = .milliseconds(70)
+        let (store, engine) = try makeEngine()
+        var settings = settings()
+        settings.board.responseTimeout = .milliseconds(40)
+        let supervisor = SensorSupervisor(address: address, identity: SensorIdentity(device: address, userId: "u"),
+                                          connector: FakeConnector(boards: [address: fake]), engine: engine,
+                                          settings: settings, logger: testLogger())
+        let task = Task { await supervisor.run() }
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, await supervisor.status().samplesReceived < 50 { try await Task.sleep(for: .milliseconds(100)) }
+        task.cancel()
+        await task.value
+        try await engine.flush()
+        let status = await supervisor.status()
+        XCTAssertGreaterThanOrEqual(status.samplesReceived, 50)
+        XCTAssertGreaterThan(status.transitions[.initialising] ?? 0, 1)
+        let (samples, _, _) = try await readBack(store, device: address)
+        XCTAssertEqual(checkWaveform(samples, odr: 100, lsbPerDps: 16.4).problems, [])
+    }
 }
