@@ -225,6 +225,12 @@ final class SensorPeerTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(gaps.filter { $0.reason.hasPrefix("disconnected") }.count, 10)
     }
 
+    static func processCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6
+    }
+
     /// Four sensors at 100 Hz; 10 s here, 60 s with GYROGATE_LONG_TESTS=1.
     func testFourSensorsAt100HzLoseNothing() async throws {
         let seconds = ProcessInfo.processInfo.environment["GYROGATE_LONG_TESTS"] == "1" ? 60.0 : 10.0
@@ -232,7 +238,11 @@ final class SensorPeerTests: XCTestCase {
         defer { Task { await harness.shutdown() } }
         harness.start(sensors: 4, settings: Self.settings(odr: .hz100))
         try await harness.waitUntilStreaming(4)
+        let cpuBefore = Self.processCPUSeconds()
         try await Task.sleep(for: .seconds(seconds))
+        let cpu = Self.processCPUSeconds() - cpuBefore
+        print("4 sensors × 100 Hz for \(Int(seconds)) s: gateway process (BLE host, boards, capture, store) used "
+              + "\(Int(cpu / seconds * 1000) / 10) % of one core")
         try await harness.stopSupervisors()
         for index in 0..<4 {
             let samples = try await assertStoreMatchesPeer(harness, index: index, odr: 100, lsb: 16.4)
