@@ -56,9 +56,10 @@ public actor CaptureEngine {
 
     /// Appends samples of one stream. `samples` are consecutive: the first has stream index
     /// `firstIndex`, the next `firstIndex + 1`, … An index above the expected one records a
-    /// gap; indices already stored are dropped as duplicates.
+    /// gap (with `gapReason`, "notReceived" unless the producer knows better, e.g. a
+    /// disconnection); indices already stored are dropped as duplicates.
     public func append(sensor: SensorIdentity, stream: SensorStream, odrHz: Double, range: Double,
-                       firstIndex: Int64, samples: [StoredSample]) async throws {
+                       firstIndex: Int64, samples: [StoredSample], gapReason: String = "notReceived") async throws {
         guard let first = samples.first else { return }
         if let session = open[sensor.device], first.timestampMs - session.record.startMs >= rules.maxDurationMs {
             let carried = session.streams.mapValues { ($0.nextIndex, $0.chunk.odrHz, $0.chunk.range) }
@@ -77,7 +78,7 @@ public actor CaptureEngine {
             }
             try await startSession(sensor: sensor, atMs: first.timestampMs)
         }
-        let closedChunk = accept(device: sensor.device, stream: stream, odrHz: odrHz, range: range, firstIndex: firstIndex, samples: samples)
+        let closedChunk = accept(device: sensor.device, stream: stream, odrHz: odrHz, range: range, firstIndex: firstIndex, samples: samples, gapReason: gapReason)
         if pendingSince == nil { pendingSince = .now }
         if closedChunk { closedChunksPending += 1 }
         if let commitSignal, closedChunksPending < 2 {
@@ -89,7 +90,7 @@ public actor CaptureEngine {
 
     /// Copies samples into the open chunk of `stream`, closing chunks as they fill.
     /// Returns whether a chunk was closed.
-    private func accept(device: String, stream: SensorStream, odrHz: Double, range: Double, firstIndex: Int64, samples: [StoredSample]) -> Bool {
+    private func accept(device: String, stream: SensorStream, odrHz: Double, range: Double, firstIndex: Int64, samples: [StoredSample], gapReason: String) -> Bool {
         // Take the session and stream out of their dictionaries while mutating them, so the
         // chunk's sample array is not copied on write.
         guard var session = open.removeValue(forKey: device) else { return false }
@@ -111,7 +112,7 @@ public actor CaptureEngine {
         }
         let index = firstIndex + Int64(start)
         if index > state.nextIndex {
-            let gap = gapRange(stream: stream, state: state, index: index, atMs: samples[start].timestampMs, odrHz: odrHz)
+            let gap = gapRange(stream: stream, state: state, index: index, atMs: samples[start].timestampMs, odrHz: odrHz, reason: gapReason)
             state.chunk.gaps.append(gap)
             session.record.gaps.append(gap)
             session.record.expected += gap.missing
@@ -145,12 +146,12 @@ public actor CaptureEngine {
         return closed
     }
 
-    private func gapRange(stream: SensorStream, state: StreamState, index: Int64, atMs: Double, odrHz: Double) -> GapRange {
+    private func gapRange(stream: SensorStream, state: StreamState, index: Int64, atMs: Double, odrHz: Double, reason: String) -> GapRange {
         let missing = index - state.nextIndex
         let period = 1000 / odrHz
         let fromMs = state.lastMs.map { $0 + period } ?? atMs - Double(missing) * period
         return GapRange(stream: stream.rawValue, fromIndex: state.nextIndex, toIndex: index - 1,
-                        fromMs: fromMs, toMs: atMs - period, missing: missing, reason: "notReceived")
+                        fromMs: fromMs, toMs: atMs - period, missing: missing, reason: reason)
     }
 
     func newStream(_ stream: SensorStream, _ firstIndex: Int64, _ session: SessionRecord, _ odrHz: Double, _ range: Double, seq: Int? = nil) -> StreamState {

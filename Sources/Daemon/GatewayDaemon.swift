@@ -5,6 +5,7 @@ import GatewayConfig
 import GyroStore
 import Logging
 import MQTTPublisher
+import Sensors
 import ServiceLifecycle
 
 /// Builds the gateway's services from a configuration and runs them in one `ServiceGroup`:
@@ -15,6 +16,9 @@ public struct GatewayDaemon: Sendable {
     public let store: GyroStore
     public let capture: CaptureEngine
     public let publisher: MQTTPublisher
+    /// The sensors and their supervisors; ``SensorFleet/status()`` is the per-sensor status.
+    public let sensors: SensorFleet
+    let controller = ControllerMonitor()
     let logger: Logger
     /// What the admin API shows from modules it does not import (publisher, BLE host).
     public var adminProviders = AdminProviders()
@@ -30,7 +34,8 @@ public struct GatewayDaemon: Sendable {
         capture = CaptureEngine(store: store, rules: CaptureRules(configuration), calendar: PeriodCalendar(configuration),
                                 renderer: DocumentRenderer(location: configuration.location.map { ($0.latitude, $0.longitude) }),
                                 logger: logger, onCommit: { publisher.outboxChanged() })
-        adminProviders = .publisher(publisher)
+        sensors = SensorFleet(configuration, engine: capture, logger: logger)
+        adminProviders = .daemon(publisher: publisher, sensors: sensors, controller: controller, transport: configuration.bluetooth.transport.description)
     }
 
     public func run() async throws {
@@ -47,6 +52,8 @@ public struct GatewayDaemon: Sendable {
                     // First, so it stops last: capture's final documents are committed before it leaves.
                     .init(service: MQTTPublisherService(publisher: publisher)),
                     .init(service: CaptureService(engine: capture, store: store, logger: logger)),
+                    // After capture: graceful shutdown stops the sensors first, then closes sessions.
+                    .init(service: SensorService(configuration: configuration, fleet: sensors, controller: controller, logger: logger)),
                 ] + admin,
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))

@@ -161,4 +161,14 @@ extension ConfigTreeReader {
         guard let section = top.object("retention", keys: ["maxStoreBytes"]) else { return RetentionSettings(maxStoreBytes: 2 << 30) }
         return RetentionSettings(maxStoreBytes: section.integer("maxStoreBytes", default: 2 << 30, in: (1 << 20)...(1 << 40), unit: " bytes"))
     }
+
+    func boards(_ top: ObjectReader) -> BoardSettings {
+        guard let section = top.object("boards", keys: ["buttonStartsSession", "ledOnStreaming", "batteryIntervalSeconds"]) else {
+            return BoardSettings()
+        }
+        return BoardSettings(
+            buttonStartsSession: section.bool("buttonStartsSession", default: false),
+            ledOnStreaming: section.bool("ledOnStreaming", default: false),
+            batteryIntervalSeconds: section.integer("batteryIntervalSeconds", default: 300, in: 10...86_400, unit: " s"))
+    }
 }

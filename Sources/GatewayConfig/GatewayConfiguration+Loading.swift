@@ -42,7 +42,7 @@ struct ConfigTreeReader {
     let environment: [String: String]
 
     static let topKeys = ["gatewayId", "dataDirectory", "timeZone", "firstWeekday", "bluetooth", "sensors", "discovery",
-                          "gyro", "accelerometer", "capture", "sessions", "mqtt", "admin", "location", "retention"]
+                          "gyro", "accelerometer", "capture", "sessions", "mqtt", "admin", "location", "retention", "boards"]
     static let weekdays = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"]
 
     func read(_ root: JSONValue) -> GatewayConfiguration? {
@@ -58,12 +58,14 @@ struct ConfigTreeReader {
         if let index = Self.weekdays.firstIndex(of: weekdayName) { firstWeekday = index + 1 }
         else { sink.add("firstWeekday", "\"\(weekdayName)\" is not a day; expected one of \(Self.weekdays.joined(separator: ", "))") }
 
-        return GatewayConfiguration(
+        var configuration = GatewayConfiguration(
             gatewayId: gatewayId, dataDirectory: dataDirectory, timeZone: zone, firstWeekday: firstWeekday,
             bluetooth: bluetooth(top), sensors: sensors(top), discovery: discovery(top),
             gyro: gyro(top), accelerometer: accelerometer(top), capture: capture(top), sessions: sessions(top),
             mqtt: mqtt(top, gatewayId: gatewayId), admin: admin(top), location: location(top), retention: retention(top)
         )
+        configuration.boards = boards(top)
+        return configuration
     }
 
     /// Ids end up in MQTT topics and Firestore paths: no separators, wildcards or leading `$`.

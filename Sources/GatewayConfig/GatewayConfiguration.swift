@@ -25,6 +25,24 @@ public struct GatewayConfiguration: Sendable, Equatable {
     /// A fixed position added to every point as `lat`/`lon`; `nil` adds none.
     public var location: Location?
     public var retention: RetentionSettings
+    /// What the gateway does with each board besides streaming: button, LED, battery reads.
+    public var boards: BoardSettings = BoardSettings()
+}
+
+public struct BoardSettings: Sendable, Equatable {
+    /// A press of the board's button starts a session when none is open and stops it otherwise
+    /// (use with `sessions.autoStart` false).
+    public var buttonStartsSession: Bool = false
+    /// A short green blink when streaming starts.
+    public var ledOnStreaming: Bool = false
+    /// Seconds between battery reads (also read at every connection).
+    public var batteryIntervalSeconds: Int = 300
+
+    public init(buttonStartsSession: Bool = false, ledOnStreaming: Bool = false, batteryIntervalSeconds: Int = 300) {
+        self.buttonStartsSession = buttonStartsSession
+        self.ledOnStreaming = ledOnStreaming
+        self.batteryIntervalSeconds = batteryIntervalSeconds
+    }
 }
 
 public struct BluetoothSettings: Sendable, Equatable {

@@ -1,0 +1,37 @@
+import Admin
+import Foundation
+import MQTTPublisher
+import Sensors
+
+extension AdminProviders {
+    /// The admin API's view of the modules it does not import: the MQTT publisher (state with
+    /// the broker's last reason, resync on request) and the sensors (state per address).
+    static func daemon(publisher: MQTTPublisher, sensors: SensorFleet, controller: ControllerMonitor, transport: String) -> AdminProviders {
+        AdminProviders(
+            publisherStatus: {
+                let status = await publisher.status
+                var detail = status.connectedSince.map { "connected since \(ISO8601DateFormatter().string(from: $0)), MQTT \(status.protocolVersion)" }
+                if let error = status.lastError {
+                    detail = [detail, "last error at \(ISO8601DateFormatter().string(from: error.at)): \(error)"].compactMap { $0 }.joined(separator: "; ")
+                }
+                return Admin.PublisherStatus(state: status.state.rawValue, detail: detail, publishedTotal: Int64(status.acknowledged))
+            },
+            bluetoothStatus: {
+                let sensors = await sensors.status()
+                let streaming = sensors.filter { $0.state == .streaming }.count
+                return BluetoothStatus(
+                    controller: "\(transport): \(await controller.state); \(streaming) of \(sensors.count) sensors streaming",
+                    sensors: Dictionary(sensors.map { sensor in
+                        var state = sensor.state.rawValue
+                        if let battery = sensor.batteryPercent { state += ", battery \(battery) %" }
+                        state += ", \(sensor.samplesReceived)/\(sensor.samplesExpected) samples, \(sensor.gaps) gaps, \(sensor.reconnects) reconnects"
+                        if let error = sensor.lastError, sensor.state != .streaming { state += ", last error: \(error)" }
+                        return (sensor.address, state)
+                    }, uniquingKeysWith: { first, _ in first }))
+            },
+            resync: {
+                publisher.resync()
+                return "resync requested: every retained document will be published again"
+            })
+    }
+}

@@ -1,0 +1,262 @@
+// StreamTracker: stream indices, gaps and timestamps for one sensor stream (gyro or accelerometer).
+//
+// A MetaWear notification carries no sample counter (protocol reference, section 10), so the index
+// of a sample is derived: it counts the samples the board produced, and every sample lost on the
+// way must still take an index, or the capture engine could not see the gap. Two places lose
+// samples:
+//
+// 1. Within a connection (board-side drops, a "silent" board that comes back before the watchdog
+//    fires). BLE is reliable within a connection, so a loss shows only as a *step* in arrival
+//    times: every notification after it arrives m·P later than the drift-corrected line predicts
+//    (P = period). The tracker feeds a *copy* of the SampleClock and computes each
+//    notification's residual, arrival − stamp of its last sample (≥ 0 by the clock's envelope
+//    rule). A residual of at least half a period makes the notification a suspect: it and what
+//    follows are held for `confirmationWindow` of arrival time. Jitter and host stalls deliver
+//    late and then catch up, so some held residual returns near 0; a real loss keeps them all
+//    up, so m = floor(lift / P + 0.25) ≥ 1 samples are declared missing before the suspect, where
+//    lift = min held residual − baseline (the smallest residual of the previous second). Held
+//    notifications are then accepted up to the first one from which every later one is still
+//    lifted: that one is the next suspect. A suspect clearly below everything after it is a late
+//    notification from before a loss, and is accepted as is. The clock is given
+//    the missing samples too, stamped at the suspect's arrival (late, so they never move its
+//    envelope), which keeps its drift estimate across the gap. Cost: up to `confirmationWindow`
+//    of extra latency after a suspect; a drift not yet learnt by the clock (its first ~10 s,
+//    real boards only: the peer's rate is exact) can be taken for a loss at high rates.
+//    The stream is anchored at its start on the lowest arrival of its first `confirmationWindow`.
+// 2. A board that kept streaming while the link was down: the gateway keeps its stale samples
+//    (see MetaWearBoard) and the outage is a step in their arrival times, found as in 1.
+// 3. Across a reconnect or re-initialisation. The board keeps producing samples until the
+//    gateway's reset sequence stops it, so the samples missing are those due between the last
+//    sample received and the stop: m = round((stopTime − lastStamp) / P_nominal), with both times
+//    on the host clock (the stamp carries the smallest transport latency, as the stop does).
+//    The new stream (the board restarts its own count at the start command) continues the index
+//    after them. Error: ±1 sample from the unknown latency.
+//
+// Indices are Int64 stream indices as the capture engine wants them; stamps are host seconds.
+
+public struct StreamTracker: Sendable {
+    /// Samples ready for the capture engine: consecutive indices from `firstIndex`.
+    public struct Batch: Sendable, Equatable {
+        public var firstIndex: Int64
+        public var samples: [TimestampedSample]
+        /// Set when a gap precedes this batch: why, for the gap record.
+        public var gapReason: String?
+    }
+
+    public let odrHz: Double
+    public let decoder: SampleDecoder
+    /// How long a suspect notification is held for confirmation (arrival time, seconds).
+    public var confirmationWindow: Double
+
+    /// The index the next sample gets.
+    public private(set) var nextIndex: Int64 = 0
+    /// Stamp (s) of the last sample handed out, if any.
+    public private(set) var lastStamp: Double?
+    /// Samples declared missing so far, by either method.
+    public private(set) var missingSamples: Int64 = 0
+    /// Gaps declared so far.
+    public private(set) var gapCount = 0
+    /// Samples received from the board.
+    public private(set) var receivedSamples: Int64 = 0
+
+    private var clock: SampleClock
+    /// First stream index of the current board stream (the clock's index 0).
+    private var segmentBase: Int64 = 0
+    private var held: [(samples: RawTriples, arrival: Double)] = []
+    private var residuals: [Double] = []
+    private var suffix: [Double] = []
+    private var pendingReason: String?
+    /// Smallest residuals of accepted notifications in the current and the previous bucket of
+    /// `confirmationWindow`: the baseline that a loss lifts. (The clock's line can sit a little
+    /// below the envelope under heavy jitter, so residuals are compared with it, not with 0.)
+    private var baseCurrent = Double.infinity
+    private var basePrevious = Double.infinity
+    private var baseBucketEnd = -Double.infinity
+    /// At the start of a board stream, notifications are held for `confirmationWindow` and the
+    /// clock is anchored on the lowest of them (the first arrival alone may be late by jitter).
+    private var warming = true
+
+    public init(odrHz: Double, decoder: SampleDecoder, confirmationWindow: Double = 0.5) {
+        self.odrHz = odrHz
+        self.decoder = decoder
+        self.confirmationWindow = confirmationWindow
+        clock = SampleClock(nominalRate: odrHz)
+    }
+
+    /// The reason for the next gap found from arrival times, when the caller knows one (the link
+    /// dropped, the board went silent); "notReceived" otherwise.
+    public var nextGapReason: String?
+
+    /// Samples are held for confirmation.
+    public var isHolding: Bool { !held.isEmpty }
+
+    /// Starts a new board stream after an interruption: the board was stopped at `stopTime` (host
+    /// seconds). Samples due between the last stamp and the stop are declared missing with
+    /// `reason`. Flush held samples first (``flush()``).
+    public mutating func restart(stopTime: Double, reason: String) {
+        precondition(held.isEmpty, "flush before restarting")
+        if let lastStamp {
+            let missing = Self.wholeSamples((stopTime - lastStamp) * odrHz + 0.5)
+            if missing > 0 {
+                nextIndex += missing
+                missingSamples += missing
+                gapCount += 1
+            }
+            pendingReason = reason
+        }
+        nextGapReason = nil
+        segmentBase = nextIndex
+        clock.reset()
+        (baseCurrent, basePrevious, baseBucketEnd) = (.infinity, .infinity, -.infinity)
+        warming = true
+    }
+
+    /// Takes one notification's samples (oldest first) that arrived at `arrival` (host seconds).
+    public mutating func push(_ samples: RawTriples, arrival: Double) -> [Batch] {
+        receivedSamples += Int64(samples.count)
+        var out: [Batch] = []
+        if warming {
+            held.append((samples, arrival))
+            if arrival - held[0].arrival >= confirmationWindow { finishWarmUp(into: &out) }
+        } else if held.isEmpty {
+            var trial = clock
+            let timing = trial.timestamp(sampleCount: samples.count, arrivalTime: arrival)
+            let lift = residual(timing, arrival)
+            if lift - baseline < 0.5 * clock.nominalPeriod {
+                clock = trial
+                noteAccepted(lift, arrival)
+                out.append(emit(samples, timing))
+            } else {
+                held.append((samples, arrival))
+            }
+        } else {
+            held.append((samples, arrival))
+            if arrival - held[0].arrival >= confirmationWindow { resolve(into: &out) }
+        }
+        return out
+    }
+
+    /// Decides on held samples with what has arrived (link lost, stream stopping).
+    public mutating func flush() -> [Batch] {
+        var out: [Batch] = []
+        if warming, !held.isEmpty { finishWarmUp(into: &out, final: true) }
+        while !held.isEmpty { resolve(into: &out, final: true) }
+        return out
+    }
+
+    /// Anchors the clock under the lowest held arrival, projected back to the first notification
+    /// at the nominal period, then replays the rest.
+    private mutating func finishWarmUp(into out: inout [Batch], final: Bool = false) {
+        warming = false
+        let items = held
+        held = []
+        var position = 0
+        var anchor = Double.infinity
+        for item in items {
+            position += item.samples.count
+            anchor = min(anchor, item.arrival - Double(position - items[0].samples.count) * clock.nominalPeriod)
+        }
+        let first = clock.timestamp(sampleCount: items[0].samples.count, arrivalTime: anchor)
+        noteAccepted(residual(first, anchor), items[0].arrival)
+        out.append(emit(items[0].samples, first))
+        replay(items.dropFirst(), into: &out, final: final)
+    }
+
+    private mutating func replay(_ items: ArraySlice<(samples: RawTriples, arrival: Double)>, into out: inout [Batch],
+                                 final: Bool) {
+        for item in items {
+            if final && !held.isEmpty {
+                held.append(item)
+            } else {
+                out += push(item.samples, arrival: item.arrival)
+                receivedSamples -= Int64(item.samples.count)  // counted when first pushed
+            }
+        }
+    }
+
+    /// floor(x) for x ≥ 0, 0 below (and for NaN); Int conversion truncates, so no libm.
+    private static func wholeSamples(_ x: Double) -> Int64 {
+        guard x >= 1 else { return 0 }
+        return Int64(min(x, 1e15))
+    }
+
+    private var baseline: Double {
+        let value = min(baseCurrent, basePrevious)
+        return value.isFinite ? value : 0
+    }
+
+    private mutating func noteAccepted(_ residual: Double, _ arrival: Double) {
+        if arrival >= baseBucketEnd {
+            basePrevious = baseCurrent
+            baseCurrent = .infinity
+            baseBucketEnd = arrival + confirmationWindow
+        }
+        baseCurrent = min(baseCurrent, residual)
+    }
+
+    private func residual(_ timing: SampleClock.Timing, _ arrival: Double) -> Double {
+        arrival - timing.time(at: timing.count - 1)
+    }
+
+    private mutating func resolve(into out: inout [Batch], final: Bool = false) {
+        var trial = clock
+        residuals.removeAll(keepingCapacity: true)
+        for item in held {
+            let timing = trial.timestamp(sampleCount: item.samples.count, arrivalTime: item.arrival)
+            residuals.append(residual(timing, item.arrival))
+        }
+        // Suffix minima: suffix[k] = smallest residual from held[k] on.
+        suffix = residuals
+        if suffix.count > 1 { for k in stride(from: suffix.count - 2, through: 0, by: -1) { suffix[k] = min(suffix[k], suffix[k + 1]) } }
+        var minimum = suffix[0]
+        // A suspect clearly below everything after it is a late notification from before a loss
+        // that follows it: accept it as is; the loss is found where it is.
+        if residuals.count > 1, residuals[0] < suffix[1] - 0.5 * clock.nominalPeriod { minimum = baseline }
+        // On a final flush the window may be short: only a lift of 20 ms (and 2 periods) or more
+        // counts, as after a reconnect to a board that kept streaming. A smaller loss left here
+        // stamps the held samples early by it, and restart() counts it from the stop instead.
+        // floor(x + 0.25) rather than round(x): a loss keeps every later residual up by m·P and
+        // the window's minimum lands close to it; a false suspect is judged only on the items
+        // before a later real loss, whose minimum can stay well above the jitter floor.
+        var missing = Self.wholeSamples((minimum - baseline) / clock.nominalPeriod + 0.25)
+        if final, minimum - baseline < max(0.02, 2 * clock.nominalPeriod) { missing = 0 }
+        if missing >= 1 {
+            _ = clock.timestamp(sampleCount: Int(missing), arrivalTime: held[0].arrival)
+            nextIndex += missing
+            missingSamples += missing
+            gapCount += 1
+            pendingReason = nextGapReason ?? "notReceived"
+            nextGapReason = nil
+        }
+        // Accept the suspect and every held notification up to the first one from which all are
+        // still lifted by half a period (after the gap just declared): that one, if any, is the next
+        // suspect, and its window starts at its own arrival.
+        let shift = Double(missing) * clock.nominalPeriod
+        let threshold = baseline + shift + 0.5 * clock.nominalPeriod
+        var accept = 1
+        while accept < held.count, suffix[accept] < threshold { accept += 1 }
+        for item in held[..<accept] {
+            let timing = clock.timestamp(sampleCount: item.samples.count, arrivalTime: item.arrival)
+            noteAccepted(residual(timing, item.arrival), item.arrival)
+            out.append(emit(item.samples, timing))
+        }
+        held.removeFirst(accept)
+        if !final, let newest = held.last, newest.arrival - held[0].arrival >= confirmationWindow {
+            resolve(into: &out)
+        }
+    }
+
+    private mutating func emit(_ samples: RawTriples, _ timing: SampleClock.Timing) -> Batch {
+        let first = segmentBase + Int64(timing.firstIndex)
+        precondition(first == nextIndex, "stream index out of step")
+        var decoded: [TimestampedSample] = []
+        decoded.reserveCapacity(samples.count)
+        decoder.decode(samples, timing: timing, into: &decoded)
+        for k in decoded.indices { decoded[k].index = UInt64(first) + UInt64(k) }
+        nextIndex = first + Int64(samples.count)
+        lastStamp = decoded.last?.time ?? lastStamp
+        let reason = pendingReason
+        pendingReason = nil
+        return Batch(firstIndex: first, samples: decoded, gapReason: reason)
+    }
+}

@@ -1,0 +1,35 @@
+import MetaWear
+
+/// What the gateway asks of each board: rates, ranges and the small behaviours around streaming.
+public struct BoardOptions: Sendable, Equatable {
+    public var gyro: Gyro.Configuration
+    /// `nil` leaves the accelerometer off.
+    public var accelerometer: Accelerometer.Configuration?
+    /// `nil` chooses automatically: packed above 100 Hz (where one sample per notification would
+    /// need more than 100 notifications a second).
+    public var packed: Bool?
+    /// Play a short green blink when streaming starts (off by default).
+    public var ledOnStreamingStart: Bool
+    /// Subscribe to the button so that presses reach the supervisor.
+    public var subscribeButton: Bool
+    /// Wait for each discovery or read answer at most this long (the SDK allows 150 ms; slow boards
+    /// and busy links need more).
+    public var responseTimeout: Duration
+    /// Notifications per second above which the board is asked for a 7.5 ms connection interval.
+    public var shortIntervalThreshold: Double
+
+    public init(gyro: Gyro.Configuration = .sdkDefault, accelerometer: Accelerometer.Configuration? = nil,
+                packed: Bool? = nil, ledOnStreamingStart: Bool = false, subscribeButton: Bool = false,
+                responseTimeout: Duration = .seconds(1), shortIntervalThreshold: Double = 40) {
+        self.gyro = gyro
+        self.accelerometer = accelerometer
+        self.packed = packed
+        self.ledOnStreamingStart = ledOnStreamingStart
+        self.subscribeButton = subscribeButton
+        self.responseTimeout = responseTimeout
+        self.shortIntervalThreshold = shortIntervalThreshold
+    }
+
+    /// Whether a stream at `hertz` goes packed on a board that has a packed register.
+    public func usesPacked(_ hertz: Double) -> Bool { packed ?? (hertz > 100) }
+}

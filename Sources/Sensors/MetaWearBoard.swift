@@ -1,0 +1,282 @@
+import Logging
+import MetaWear
+
+/// What a board reports while it runs.
+public enum BoardEvent: Sendable {
+    /// One notification's samples, raw, with the host arrival time (seconds).
+    case samples(MetaWearModuleID, RawTriples, arrival: Double)
+    /// The streams restart after a (re)initialisation: the board's old streams were stopped at
+    /// `stopTime` (host seconds); samples after this event belong to the new streams of `plan`.
+    /// Every stale sample of the old gyro stream was sent before this event.
+    case restarted(StreamingPlan, stopTime: Double)
+    case button(Switch.State)
+    case battery(Settings.BatteryState)
+}
+
+public enum BoardError: Error, Equatable, CustomStringConvertible {
+    /// No answer to a request within the response timeout.
+    case timeout(String)
+    /// The link ended while waiting.
+    case linkClosed
+    case plan(StreamingPlan.PlanError)
+
+    public var description: String {
+        switch self {
+        case .timeout(let what): "no answer to \(what) in time"
+        case .linkClosed: "the link closed"
+        case .plan(let error): error.description
+        }
+    }
+}
+
+/// One MetaWear over one link: initialisation, streaming and the notifications in between.
+///
+/// ``initialise()`` always runs the full sequence, whatever state the board is in: enable
+/// notifications on `9006`, read Device Information (firmware, model, hardware, manufacturer,
+/// serial), module discovery (`[id, 80]`, one at a time, each answer awaited within
+/// ``BoardOptions/responseTimeout``), then the reset sequence that clears streams, loggers,
+/// processors and events left by an earlier session or another client, and a barrier read.
+/// ``startStreaming()`` configures and starts the streams of ``StreamingPlan``; ``stopStreaming()``
+/// stops them in reverse. Data notifications are passed on as ``BoardEvent/samples(_:_:arrival:)``
+/// in order, and a stream the board kept running across a reconnect (it does: the link drop does not
+/// stop it) is told apart from the new one:
+/// - before discovery, data notifications cannot be parsed (register numbers depend on the chip), so
+///   they are kept with their arrival times;
+/// - after discovery, the gyro configuration is read (`13 83`). If it is the configuration this
+///   gateway plans, the running gyro stream is taken to be the gateway's own from before the
+///   reconnect: the kept and further notifications are passed on as its samples (the stream tracker
+///   sees the time they were missing as a gap) until the barrier that follows the reset; otherwise
+///   they are dropped. Stale accelerometer data is always dropped.
+/// - ``BoardEvent/restarted(_:stopTime:)`` then marks where the new streams begin.
+public actor MetaWearBoard {
+    public let link: any MetaWearLink
+    public let options: BoardOptions
+    /// How long each answer is awaited; starts at ``BoardOptions/responseTimeout``.
+    public private(set) var responseTimeout: Duration
+    let logger: Logger
+    let now: @Sendable () -> Double
+
+    public private(set) var info = BoardInfo()
+    public private(set) var plan: StreamingPlan?
+    /// Host time (s) at which the reset sequence stopped the board's streams.
+    public private(set) var stopTime: Double?
+    public private(set) var streaming = false
+    /// Host time (s) of the last data notification accepted.
+    public private(set) var lastDataArrival: Double?
+    public private(set) var battery: Settings.BatteryState?
+
+    public nonisolated let events: AsyncStream<BoardEvent>
+    private let eventSink: AsyncStream<BoardEvent>.Continuation
+    private var parser = MetaWearPacketParser()
+    private enum Phase { case discovering, stale, quiet, streaming }
+    private var phase = Phase.quiet
+    /// Data notifications that arrived before discovery finished.
+    private var early: [([UInt8], Double)] = []
+    /// Whether stale gyro data (from before the reset) continues the gateway's stream.
+    private var staleGyroMatches = false
+    private var reader: Task<Void, Never>?
+    private var waiters: [UInt16: Waiter] = [:]
+    private var nextWaiterID = 0
+    private var closed = false
+
+    private struct Waiter {
+        var id: Int
+        var continuation: CheckedContinuation<[UInt8], any Error>
+    }
+
+    public init(link: any MetaWearLink, options: BoardOptions, logger: Logger,
+                now: @escaping @Sendable () -> Double) {
+        self.link = link
+        self.options = options
+        responseTimeout = options.responseTimeout
+        self.logger = logger
+        self.now = now
+        (events, eventSink) = AsyncStream.makeStream(of: BoardEvent.self, bufferingPolicy: .unbounded)
+    }
+
+    // MARK: - Initialisation
+
+    /// Runs the full initialisation and returns what was learnt. Throws ``BoardError`` on a
+    /// missing answer or an unusable board; the caller reconnects.
+    @discardableResult
+    public func initialise() async throws -> BoardInfo {
+        // Data kept from a failed attempt on this link stays: it is parsed once discovery succeeds.
+        phase = .discovering
+        staleGyroMatches = false
+        streaming = false
+        if reader == nil {
+            let notifications = try await link.enableNotifications()
+            reader = Task { [weak self] in
+                for await bytes in notifications {
+                    guard let self else { return }
+                    await self.handle(bytes, arrival: self.now())
+                }
+                await self?.linkEnded()
+            }
+        }
+        var fresh = BoardInfo()
+        fresh.firmwareRevision = try await link.readString(MetaWearUUIDs.firmwareRevision)
+        fresh.modelNumber = try await link.readString(MetaWearUUIDs.modelNumber)
+        fresh.hardwareRevision = try await link.readString(MetaWearUUIDs.hardwareRevision)
+        fresh.manufacturer = try await link.readString(MetaWearUUIDs.manufacturerName)
+        fresh.serialNumber = try await link.readString(MetaWearUUIDs.serialNumber)
+        var discovery = ModuleDiscovery(boardInfo: fresh)
+        while let query = discovery.nextRequest {
+            let answer = try await request(query, answer: query.module.rawValue, MetaWearRegister.readBit,
+                                           what: "module discovery \(query)")
+            try discovery.handle(answer)
+        }
+        info = discovery.boardInfo
+        parser = MetaWearPacketParser(boardInfo: info)
+        let plan: StreamingPlan
+        do { plan = try StreamingPlan(board: info, options: options) } catch { throw BoardError.plan(error) }
+        self.plan = plan
+        let running = try await request(Gyro.readConfiguration(), answer: MetaWearModuleID.gyro.rawValue, 0x83,
+                                        what: "gyro configuration read")
+        staleGyroMatches = running == [0x13, 0x83] + plan.gyro.configure.payload
+        phase = .stale
+        let kept = early
+        early = []
+        for (bytes, arrival) in kept { handle(bytes, arrival: arrival) }
+        for command in plan.reset { try await link.write(command) }
+        let stopTime = now()
+        self.stopTime = stopTime
+        // Barrier: every notification produced before the reset arrives before this answer.
+        _ = try await request(Gyro.readConfiguration(), answer: MetaWearModuleID.gyro.rawValue, 0x83,
+                              what: "gyro configuration read")
+        phase = .quiet
+        eventSink.yield(.restarted(plan, stopTime: stopTime))
+        logger.info("board initialised", metadata: [
+            "subsystem": "sensor", "model": "\(info.model.rawValue)", "firmware": "\(info.firmwareRevision ?? "?")",
+            "gyro": "\(info.gyroChip?.rawValue ?? "none")", "packed": "\(plan.gyro.packed)",
+        ])
+        return info
+    }
+
+    /// Configures and starts the planned streams, then button, connection interval and LED.
+    public func startStreaming() async throws {
+        guard let plan else { throw BoardError.timeout("start before initialise") }
+        phase = .streaming
+        for command in plan.startCommands { try await link.write(command) }
+        if plan.wantsShortInterval {
+            await link.requestConnectionInterval(minimumMilliseconds: 7.5, maximumMilliseconds: 15)
+        }
+        streaming = true
+    }
+
+    /// Stops the streams in reverse order. Data still in flight is dropped.
+    public func stopStreaming() async throws {
+        guard let plan else { return }
+        streaming = false
+        phase = .quiet
+        for command in plan.stopCommands { try await link.write(command) }
+    }
+
+    /// Reads the battery (`11 8c`); the answer is also sent as an event.
+    public func readBattery() async throws -> Settings.BatteryState? {
+        guard info.isPresent(.settings) else { return nil }
+        let answer = try await request(Settings.readBatteryState(), answer: MetaWearModuleID.settings.rawValue, 0x8C,
+                                       what: "battery read")
+        if case .battery(let state) = try parser.parse(answer) { return state }
+        return nil
+    }
+
+    /// Data notifications received before a discovery that never completed on this link; a
+    /// supervisor hands them to the next board of the same sensor (``keep(_:)``) so that samples
+    /// the board sent are not lost to a failed initialisation.
+    public func takeUnparsed() -> [([UInt8], Double)] {
+        defer { early = [] }
+        return early
+    }
+
+    /// Adds data notifications kept from an earlier link, older than anything on this one.
+    public func keep(_ notifications: [([UInt8], Double)]) { early = notifications + early }
+
+    /// Changes how long answers are awaited (a supervisor lengthens it for a slow board).
+    public func setResponseTimeout(_ timeout: Duration) { responseTimeout = timeout }
+
+    /// Stops reading notifications and fails pending requests.
+    public func close() {
+        reader?.cancel()
+        reader = nil
+        linkEnded()
+    }
+
+    // MARK: - Requests and notifications
+
+    private func request(_ command: MetaWearCommand, answer module: UInt8, _ register: UInt8, what: String)
+        async throws -> [UInt8]
+    {
+        if closed { throw BoardError.linkClosed }
+        let key = UInt16(module) << 8 | UInt16(register)
+        nextWaiterID += 1
+        let id = nextWaiterID
+        let timeout = responseTimeout
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: timeout)
+            await self?.fail(key: key, id: id, with: BoardError.timeout(what))
+        }
+        defer { timer.cancel() }
+        return try await withCheckedThrowingContinuation { continuation in
+            waiters[key] = Waiter(id: id, continuation: continuation)
+            Task { [link] in
+                do { try await link.write(command) } catch { self.fail(key: key, id: id, with: error) }
+            }
+        }
+    }
+
+    private func fail(key: UInt16, id: Int, with error: any Error) {
+        guard let waiter = waiters[key], waiter.id == id else { return }
+        waiters[key] = nil
+        waiter.continuation.resume(throwing: error)
+    }
+
+    private func linkEnded() {
+        closed = true
+        for (_, waiter) in waiters { waiter.continuation.resume(throwing: BoardError.linkClosed) }
+        waiters = [:]
+        eventSink.finish()
+    }
+
+    func handle(_ bytes: [UInt8], arrival: Double) {
+        guard bytes.count >= 2 else { return }
+        // A read answer (bit 0x80, silent bit folded) may complete a request.
+        if bytes[1] & 0x80 != 0 {
+            let key = UInt16(bytes[0]) << 8 | UInt16(bytes[1] & ~MetaWearRegister.silentBit)
+            if let waiter = waiters.removeValue(forKey: key) {
+                waiter.continuation.resume(returning: bytes)
+                return
+            }
+        }
+        if phase == .discovering {
+            if bytes[0] == MetaWearModuleID.gyro.rawValue, early.count < 100_000 { early.append((bytes, arrival)) }
+            return
+        }
+        let packet: MetaWearPacket
+        do { packet = try parser.parse(bytes) } catch {
+            logger.debug("dropped notification", metadata: ["subsystem": "sensor", "error": "\(error)"])
+            return
+        }
+        switch packet {
+        case .gyroData(let samples), .gyroPacked(let samples):
+            if phase == .stale {
+                guard staleGyroMatches, let plan, plan.gyro.packed == (samples.count == 3) else { return }
+            } else if phase != .streaming {
+                return
+            }
+            lastDataArrival = arrival
+            eventSink.yield(.samples(.gyro, samples, arrival: arrival))
+        case .accData(let samples), .accPacked(let samples):
+            guard phase == .streaming else { return }
+            lastDataArrival = arrival
+            eventSink.yield(.samples(.accelerometer, samples, arrival: arrival))
+        case .switchState(let state):
+            eventSink.yield(.button(state))
+        case .battery(let state):
+            battery = state
+            eventSink.yield(.battery(state))
+        default:
+            break
+        }
+    }
+}

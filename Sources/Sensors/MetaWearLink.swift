@@ -1,0 +1,58 @@
+import MetaWear
+
+/// What the board layer needs from a GATT connection to a MetaWear. The BLE host adapts its
+/// `LEConnection`/`GATTClient` to this; tests use an in-process emulated board.
+public protocol MetaWearLink: Sendable {
+    /// Enables notifications on `326a9006` (writes its CCCD) and returns them in arrival order.
+    func enableNotifications() async throws -> AsyncStream<[UInt8]>
+    /// Reads a Device Information string (`2a26`, `2a24`, …); `nil` when the board has no such
+    /// characteristic.
+    func readString(_ characteristicUUID: String) async throws -> String?
+    /// Writes one command to `326a9001`.
+    func write(_ command: MetaWearCommand) async throws
+    /// Asks the host's controller for a connection interval (LE Connection Update). Best effort.
+    func requestConnectionInterval(minimumMilliseconds: Double, maximumMilliseconds: Double) async
+    /// Ends the link (no effect when already gone).
+    func disconnect() async
+    /// Returns when the link is gone, with a reason for the logs and the gap record.
+    func waitForDisconnection() async -> String
+}
+
+/// Opens links to boards. Implementations serialise scans and connects per controller (see
+/// ``ConnectionGate``).
+public protocol MetaWearConnector: Sendable {
+    /// Connects to the board at `address` (`C4:BE:84:00:00:01`) within `timeout`.
+    func connect(address: String, timeout: Duration) async throws -> any MetaWearLink
+    /// Scans for advertising MetaWear boards for up to `timeout`; returns their addresses.
+    func scan(timeout: Duration) async throws -> [String]
+}
+
+/// Host time in seconds since the Unix epoch, read from a monotonic clock anchored once to the
+/// wall clock, so that a wall-clock step (NTP) cannot reorder samples.
+public struct HostClock: Sendable {
+    private let wallAtStart: Double
+    private let start: ContinuousClock.Instant
+
+    public init() {
+        wallAtStart = HostClock.wallSeconds()
+        start = .now
+    }
+
+    public func now() -> Double {
+        let elapsed = ContinuousClock.now - start
+        let (seconds, attoseconds) = elapsed.components
+        return wallAtStart + Double(seconds) + Double(attoseconds) * 1e-18
+    }
+
+    static func wallSeconds() -> Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) * 1e-9
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif

@@ -1,0 +1,92 @@
+import Capture
+import Logging
+
+/// All the sensors of one controller: one ``SensorSupervisor`` per configured sensor, plus, when
+/// discovery is on, one per MetaWear a scan finds, up to the limits. Scans and connection attempts
+/// of all supervisors go through the one ``MetaWearConnector`` (the BLE host runs one at a time).
+public actor SensorFleet {
+    public struct Member: Sendable, Equatable {
+        public var address: String
+        public var userId: String
+        public init(address: String, userId: String) {
+            self.address = address
+            self.userId = userId
+        }
+    }
+
+    public struct Discovery: Sendable, Equatable {
+        public var userId: String
+        public var maxSensors: Int
+        public var scanEvery: Duration
+        public var scanFor: Duration
+        public init(userId: String, maxSensors: Int, scanEvery: Duration = .seconds(15), scanFor: Duration = .seconds(2)) {
+            self.userId = userId
+            self.maxSensors = maxSensors
+            self.scanEvery = scanEvery
+            self.scanFor = scanFor
+        }
+    }
+
+    let configured: [Member]
+    let discovery: Discovery?
+    /// Most sensors on the controller at once (`bluetooth.maxSensors`).
+    let limit: Int
+    let engine: CaptureEngine
+    let settings: SupervisorSettings
+    let logger: Logger
+    private var supervisors: [String: SensorSupervisor] = [:]
+    private var order: [String] = []
+
+    public init(configured: [Member], discovery: Discovery?, limit: Int, engine: CaptureEngine,
+                settings: SupervisorSettings, logger: Logger) {
+        self.configured = configured
+        self.discovery = discovery
+        self.limit = limit
+        self.engine = engine
+        self.settings = settings
+        self.logger = logger
+    }
+
+    /// Status of every supervised sensor, configured ones first.
+    public func status() async -> [SensorStatus] {
+        var result: [SensorStatus] = []
+        for address in order { if let supervisor = supervisors[address] { result.append(await supervisor.status()) } }
+        return result
+    }
+
+    /// Runs until cancelled; every supervisor then stops its board and disconnects.
+    public func run(connector: any MetaWearConnector) async {
+        await withTaskGroup(of: Void.self) { group in
+            for member in configured.prefix(limit) {
+                let supervisor = add(member, connector: connector)
+                group.addTask { await supervisor.run() }
+            }
+            if configured.count > limit {
+                logger.warning("more sensors configured than bluetooth.maxSensors; the rest are ignored",
+                               metadata: ["subsystem": "sensor", "limit": "\(limit)", "configured": "\(configured.count)"])
+            }
+            if let discovery {
+                let allowed = min(limit, configured.count + discovery.maxSensors)
+                while !Task.isCancelled {
+                    if supervisors.count < allowed, let found = try? await connector.scan(timeout: discovery.scanFor) {
+                        for address in found where supervisors[address] == nil && supervisors.count < allowed {
+                            logger.info("sensor discovered", metadata: ["subsystem": "sensor", "sensor": "\(address)"])
+                            let supervisor = add(Member(address: address, userId: discovery.userId), connector: connector)
+                            group.addTask { await supervisor.run() }
+                        }
+                    }
+                    try? await Task.sleep(for: discovery.scanEvery)
+                }
+            }
+            await group.waitForAll()
+        }
+    }
+
+    private func add(_ member: Member, connector: any MetaWearConnector) -> SensorSupervisor {
+        let supervisor = SensorSupervisor(address: member.address, identity: SensorIdentity(device: member.address, userId: member.userId),
+                                          connector: connector, engine: engine, settings: settings, logger: logger)
+        supervisors[member.address] = supervisor
+        order.append(member.address)
+        return supervisor
+    }
+}

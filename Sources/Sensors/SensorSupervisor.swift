@@ -1,0 +1,341 @@
+import Capture
+import GyroStore
+import Logging
+import MetaWear
+
+/// How supervisors behave; the same for every sensor of a gateway.
+public struct SupervisorSettings: Sendable {
+    public var board: BoardOptions
+    public var connectTimeout: Duration
+    /// The watchdog fires after max(3 notification intervals, this) without data.
+    public var silenceFloor: Duration
+    public var batteryInterval: Duration
+    /// A button press starts a session when none is open and stops the open one otherwise.
+    public var buttonControlsSession: Bool
+    public var backoff: Backoff
+    /// How long a suspected in-connection gap is held for confirmation (see ``StreamTracker``).
+    public var gapConfirmation: Duration
+
+    public init(board: BoardOptions = BoardOptions(), connectTimeout: Duration = .seconds(10),
+                silenceFloor: Duration = .seconds(1), batteryInterval: Duration = .seconds(300),
+                buttonControlsSession: Bool = false, backoff: Backoff = Backoff(),
+                gapConfirmation: Duration = .milliseconds(500)) {
+        self.board = board
+        self.connectTimeout = connectTimeout
+        self.silenceFloor = silenceFloor
+        self.batteryInterval = batteryInterval
+        self.buttonControlsSession = buttonControlsSession
+        self.backoff = backoff
+        self.gapConfirmation = gapConfirmation
+    }
+}
+
+/// Keeps one sensor streaming into the capture engine, whatever happens to the link.
+///
+/// State machine: discovered → connecting → initialising → streaming, with silent (watchdog:
+/// connected, no data for max(3 notification intervals, ``SupervisorSettings/silenceFloor``))
+/// → initialising again on the same link, and backingOff (``Backoff``, never giving up) after
+/// any failure or disconnection. Every initialisation is a full one (``MetaWearBoard``), so a
+/// board left streaming, restarted, or configured by someone else is brought to a known state.
+///
+/// Samples go through one ``StreamTracker`` per stream, which lives as long as the supervisor:
+/// stream indices continue across reconnects, and the samples lost in between are declared
+/// missing, so the capture engine records the gap with the reason (`disconnected …`, `silent`).
+/// All appends and button-driven session changes go through one queue, in order.
+public actor SensorSupervisor {
+    public nonisolated let address: String
+    public nonisolated let identity: SensorIdentity
+    let connector: any MetaWearConnector
+    let engine: CaptureEngine
+    let settings: SupervisorSettings
+    let logger: Logger
+    let now: @Sendable () -> Double
+
+    private var current: SensorStatus
+    private var trackers: [MetaWearModuleID: StreamTracker] = [:]
+    private var plan: StreamingPlan?
+    private var pendingGapReason: String?
+    private var lastDataArrival: Double?
+    private var linkDown: String?
+    private var connectedOnce = false
+    /// Answer timeouts double after a timeout (a board answering slowly), up to 8×; reset on success.
+    private var timeoutScale = 1
+    /// Data a board sent before a discovery that failed; parsed on the next link.
+    private var unparsed: [([UInt8], Double)] = []
+    private let feed: AsyncStream<FeedItem>.Continuation
+    private let feedItems: AsyncStream<FeedItem>
+
+    enum FeedItem: Sendable {
+        case samples(SensorStream, odrHz: Double, range: Double, StreamTracker.Batch)
+        case toggleSession(atMs: Double)
+        case barrier(CheckedContinuation<Void, Never>)
+    }
+
+    public init(address: String, identity: SensorIdentity, connector: any MetaWearConnector, engine: CaptureEngine,
+                settings: SupervisorSettings, logger: Logger, now: @escaping @Sendable () -> Double = HostClock().now) {
+        self.address = address
+        self.identity = identity
+        self.connector = connector
+        self.engine = engine
+        self.settings = settings
+        var logger = logger
+        logger[metadataKey: "subsystem"] = "sensor"
+        logger[metadataKey: "sensor"] = "\(address)"
+        self.logger = logger
+        self.now = now
+        current = SensorStatus(address: address, userId: identity.userId, state: .discovered,
+                               odrHz: settings.board.gyro.outputDataRate.hertz)
+        current.transitions[.discovered] = 1
+        (feedItems, feed) = AsyncStream.makeStream(of: FeedItem.self, bufferingPolicy: .unbounded)
+    }
+
+    public func status() -> SensorStatus { current }
+
+    // MARK: - Lifecycle
+
+    /// Runs until the task is cancelled; then stops the board's streams, disconnects, and hands
+    /// the last held samples to the engine before returning.
+    public func run() async {
+        let feeder = Task { await self.runFeed() }
+        var attempt = 0
+        while !Task.isCancelled {
+            let streamed = await connectAndStream()
+            if Task.isCancelled { break }
+            if streamed { attempt = 0 }
+            let delay = settings.backoff.delay(attempt: attempt)
+            attempt += 1
+            transition(to: .backingOff, ["delay_ms": "\(Int(delay.seconds * 1000))"])
+            try? await Task.sleep(for: delay)
+        }
+        flushTrackers()
+        transition(to: .stopped)
+        await drainFeed()
+        feed.finish()
+        await feeder.value
+    }
+
+    /// One connection: returns whether it reached streaming.
+    private func connectAndStream() async -> Bool {
+        transition(to: .connecting)
+        let link: any MetaWearLink
+        do {
+            link = try await connector.connect(address: address, timeout: settings.connectTimeout)
+        } catch {
+            current.failedAttempts += 1
+            current.lastError = "\(error)"
+            logger.warning("connect failed", metadata: ["error": "\(error)"])
+            return false
+        }
+        if connectedOnce { current.reconnects += 1 }
+        connectedOnce = true
+        linkDown = nil
+        let board = MetaWearBoard(link: link, options: settings.board, logger: logger, now: now)
+        await board.keep(unparsed)
+        unparsed = []
+        let events = Task { for await event in board.events { self.handle(event) } }
+        let watcher = Task { let reason = await link.waitForDisconnection(); self.linkWentDown(reason) }
+        var streamed = false
+        var failures = 0
+        recovery: while !Task.isCancelled {
+            transition(to: .initialising)
+            do {
+                await board.setResponseTimeout(settings.board.responseTimeout * timeoutScale)
+                try await initialiseAndStart(board)
+                failures = 0
+                timeoutScale = 1
+            } catch {
+                if case BoardError.timeout = error { timeoutScale = min(timeoutScale * 2, 8) }
+                current.lastError = "\(error)"
+                logger.warning("initialisation failed", metadata: ["error": "\(error)"])
+                // The first cause names the gap (a silent board that then fails discovery stays "silent").
+                setGapReason(pendingGapReason ?? linkDown.map { "disconnected (\($0))" } ?? "initialisation failed")
+                // A board that missed an answer (busy, briefly mute) gets two more tries on this link,
+                // which keeps the data it sends meanwhile; then the link is dropped and made again.
+                failures += 1
+                if linkDown == nil, failures < 3 { continue recovery }
+                break recovery
+            }
+            streamed = true
+            transition(to: .streaming)
+            switch await watch(board) {
+            case .cancelled:
+                try? await board.stopStreaming()
+                break recovery
+            case .silent:
+                transition(to: .silent)
+                setGapReason("silent")
+                // Re-initialise on the same link; a board that stays mute fails discovery and we reconnect.
+                continue recovery
+            case .disconnected(let reason):
+                setGapReason("disconnected (\(reason))")
+                logger.notice("link lost", metadata: ["reason": "\(reason)"])
+                break recovery
+            }
+        }
+        await board.close()
+        unparsed = await board.takeUnparsed()
+        await events.value  // every event of this board handled, in order
+        flushTrackers()
+        await link.disconnect()
+        _ = await watcher.value
+        return streamed
+    }
+
+    private func initialiseAndStart(_ board: MetaWearBoard) async throws {
+        let info = try await board.initialise()
+        current.model = info.model.rawValue
+        current.firmware = info.firmwareRevision
+        lastDataArrival = now()
+        try await board.startStreaming()
+        if let battery = try? await board.readBattery() { record(battery) }
+    }
+
+    enum WatchOutcome { case cancelled, silent, disconnected(String) }
+
+    /// Polls for disconnection, silence and battery time while streaming.
+    private func watch(_ board: MetaWearBoard) async -> WatchOutcome {
+        let rate = (plan?.gyro.notificationsPerSecond ?? 1)
+        let silence = max(3 / rate, settings.silenceFloor.seconds)
+        var nextBattery = now() + settings.batteryInterval.seconds
+        while true {
+            if Task.isCancelled { return .cancelled }
+            if let linkDown { return .disconnected(linkDown) }
+            let time = now()
+            if time - (lastDataArrival ?? time) > silence {
+                logger.warning("no data", metadata: ["seconds": "\(time - (lastDataArrival ?? time))"])
+                return .silent
+            }
+            if time >= nextBattery {
+                nextBattery = time + settings.batteryInterval.seconds
+                if let battery = try? await board.readBattery() { record(battery) }
+            }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    /// Names the gap the interruption will leave, whichever way it is found: from the arrival
+    /// times of a stream the board kept running, or from the stop time at the next restart.
+    private func setGapReason(_ reason: String) {
+        pendingGapReason = reason
+        for module in trackers.keys { trackers[module]?.nextGapReason = reason }
+    }
+
+    private func linkWentDown(_ reason: String) { linkDown = reason }
+
+    // MARK: - Events
+
+    private func handle(_ event: BoardEvent) {
+        switch event {
+        case .samples(let module, let raw, let arrival):
+            guard var tracker = trackers[module], let plan else { return }  // stale data before any plan: dropped
+            lastDataArrival = arrival
+            let batches = tracker.push(raw, arrival: arrival)
+            trackers[module] = tracker
+            let stream = module == .gyro ? plan.gyro : plan.accelerometer
+            for batch in batches { enqueue(module, stream, batch) }
+            if module == .gyro { updateCounts(tracker) }
+        case .button(let state):
+            guard state.isPressed else { return }
+            logger.info("button pressed")
+            if settings.buttonControlsSession { feed.yield(.toggleSession(atMs: now() * 1000)) }
+        case .battery(let battery):
+            record(battery)
+        case .restarted(let plan, let stopTime):
+            restartStreams(plan, stopTime: stopTime)
+        }
+    }
+
+    /// Hands out what the trackers hold, then continues each stream's index after the samples the
+    /// board produced until `stopTime` (or starts new trackers).
+    private func restartStreams(_ plan: StreamingPlan, stopTime: Double) {
+        flushTrackers()
+        self.plan = plan
+        for stream in [plan.gyro] + (plan.accelerometer.map { [$0] } ?? []) {
+            if var tracker = trackers[stream.module], tracker.odrHz == stream.odrHz {
+                tracker.restart(stopTime: stopTime, reason: pendingGapReason ?? "reinitialised")
+                trackers[stream.module] = tracker
+            } else {
+                trackers[stream.module] = StreamTracker(odrHz: stream.odrHz, decoder: stream.decoder,
+                                                        confirmationWindow: settings.gapConfirmation.seconds)
+            }
+        }
+        pendingGapReason = nil
+    }
+
+    private func enqueue(_ module: MetaWearModuleID, _ stream: StreamingPlan.Stream?, _ batch: StreamTracker.Batch) {
+        guard let stream, !batch.samples.isEmpty else { return }
+        feed.yield(.samples(module == .gyro ? .gyro : .accelerometer, odrHz: stream.odrHz, range: stream.range, batch))
+        if let last = batch.samples.last { current.lastSampleMs = last.time * 1000 }
+    }
+
+    private func flushTrackers() {
+        for (module, var tracker) in trackers {
+            let batches = tracker.flush()
+            trackers[module] = tracker
+            let stream = module == .gyro ? plan?.gyro : plan?.accelerometer
+            for batch in batches { enqueue(module, stream, batch) }
+            if module == .gyro { updateCounts(tracker) }
+        }
+    }
+
+    private func updateCounts(_ tracker: StreamTracker) {
+        current.samplesExpected = tracker.nextIndex
+        current.samplesReceived = tracker.receivedSamples
+        current.gaps = tracker.gapCount
+        current.missingSamples = tracker.missingSamples
+    }
+
+    private func record(_ battery: Settings.BatteryState) {
+        current.batteryPercent = Int(battery.chargePercent)
+        current.batteryMillivolts = Int(battery.voltageMillivolts)
+    }
+
+    private func transition(to state: SensorState, _ metadata: Logger.Metadata = [:]) {
+        let from = current.state
+        current.state = state
+        current.transitions[state, default: 0] += 1
+        var fields = metadata
+        fields["from"] = "\(from.rawValue)"
+        fields["to"] = "\(state.rawValue)"
+        logger.info("state", metadata: fields)
+    }
+
+    // MARK: - Feeding the engine
+
+    /// Waits until everything queued so far has reached the engine.
+    public func drainFeed() async {
+        await withCheckedContinuation { continuation in feed.yield(.barrier(continuation)) }
+    }
+
+    private func runFeed() async {
+        for await item in feedItems {
+            switch item {
+            case .samples(let stream, let odrHz, let range, let batch):
+                let samples = batch.samples.map {
+                    StoredSample(timestampMs: $0.time * 1000, x: Float($0.x), y: Float($0.y), z: Float($0.z))
+                }
+                do {
+                    try await engine.append(sensor: identity, stream: stream, odrHz: odrHz, range: range,
+                                            firstIndex: batch.firstIndex, samples: samples,
+                                            gapReason: batch.gapReason ?? "notReceived")
+                } catch {
+                    logger.error("capture append failed", metadata: ["error": "\(error)"])
+                }
+            case .toggleSession(let atMs):
+                do {
+                    if await engine.openSessions().contains(where: { $0.device == identity.device }) {
+                        _ = try await engine.stopSession(device: identity.device, atMs: atMs, reason: "button")
+                        logger.notice("session stopped by button")
+                    } else {
+                        _ = try await engine.startSession(sensor: identity, atMs: atMs)
+                        logger.notice("session started by button")
+                    }
+                } catch {
+                    logger.error("button session change failed", metadata: ["error": "\(error)"])
+                }
+            case .barrier(let continuation):
+                continuation.resume()
+            }
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import MetaWear
+
+/// The command sequences the gateway writes to a discovered board, as values: what
+/// ``MetaWearBoard`` sends, and what the byte-vector tests check.
+///
+/// Order on every (re)initialisation, after discovery:
+/// 1. ``BoardResetSequence`` (stop sensors, unsubscribe, remove loggers, processors and events);
+/// 2. a read of the gyro configuration (`13 83`) used as a barrier: notifications are delivered in
+///    order, so anything that arrives before its answer was produced before the reset and is ignored;
+/// 3. per stream: configure (`13 03 …`, `03 03 …`), then the SDK start order (subscribe, enable
+///    interrupt, power on), gyro first;
+/// 4. optional: button subscribe, `11 09` short connection interval, LED blink.
+/// Stopping runs the SDK stop order per stream, accelerometer first (the reverse of the start).
+public struct StreamingPlan: Sendable, Equatable {
+    public struct Stream: Sendable, Equatable {
+        public var module: MetaWearModuleID
+        public var odrHz: Double
+        /// Full-scale range in °/s or g (what the store records).
+        public var range: Double
+        public var packed: Bool
+        public var decoder: SampleDecoder
+        public var configure: MetaWearCommand
+        public var start: [MetaWearCommand]
+        public var stop: [MetaWearCommand]
+
+        /// Samples per notification.
+        public var samplesPerNotification: Int { packed ? 3 : 1 }
+        public var notificationsPerSecond: Double { odrHz / Double(samplesPerNotification) }
+    }
+
+    public var reset: [MetaWearCommand]
+    public var gyro: Stream
+    public var accelerometer: Stream?
+    /// Written after the streams start: button subscribe, connection parameters, LED.
+    public var afterStart: [MetaWearCommand]
+    /// Whether the rate asks for a short connection interval.
+    public var wantsShortInterval: Bool
+
+    public enum PlanError: Error, Equatable, CustomStringConvertible {
+        case noGyro(model: MetaWearModel)
+        case unsupported(String)
+        public var description: String {
+            switch self {
+            case .noGyro(let model): "the board (\(model.rawValue)) has no gyro of a known chip"
+            case .unsupported(let why): why
+            }
+        }
+    }
+
+    public init(board: BoardInfo, options: BoardOptions) throws(PlanError) {
+        guard let gyroRegisters = board.gyroRegisters else { throw .noGyro(model: board.model) }
+        reset = BoardResetSequence.commands(for: board)
+        let gyroHz = options.gyro.outputDataRate.hertz
+        let gyroPacked = options.usesPacked(gyroHz) && gyroRegisters.packedData != nil
+        do {
+            gyro = Stream(module: .gyro, odrHz: gyroHz, range: options.gyro.range.degreesPerSecond, packed: gyroPacked,
+                          decoder: SampleDecoder(gyroRange: options.gyro.range),
+                          configure: Gyro.configure(options.gyro),
+                          start: try Gyro.startStreaming(gyroRegisters, packed: gyroPacked),
+                          stop: try Gyro.stopStreaming(gyroRegisters, packed: gyroPacked))
+            if let acc = options.accelerometer {
+                guard let registers = board.accelerometerRegisters else {
+                    throw MetaWearCommandError.packedDataUnsupported(module: .accelerometer, chip: .bmi160, revision: 0)
+                }
+                let hz = acc.outputDataRate.hertz
+                let packed = options.usesPacked(hz) && registers.packedData != nil
+                accelerometer = Stream(module: .accelerometer, odrHz: hz, range: acc.range.gravities, packed: packed,
+                                       decoder: SampleDecoder(accelerometerRange: acc.range),
+                                       configure: Accelerometer.configure(acc, chip: registers.chip),
+                                       start: try Accelerometer.startStreaming(registers, configuration: acc, packed: packed),
+                                       stop: try Accelerometer.stopStreaming(registers, packed: packed))
+            } else {
+                accelerometer = nil
+            }
+        } catch {
+            throw .unsupported("\(error)")
+        }
+        let rate = gyro.notificationsPerSecond + (accelerometer?.notificationsPerSecond ?? 0)
+        wantsShortInterval = rate > options.shortIntervalThreshold
+        var after: [MetaWearCommand] = []
+        if options.subscribeButton, board.isPresent(.switch) { after.append(Switch.subscribe()) }
+        if wantsShortInterval, board.isPresent(.settings) { after.append(Settings.streamingConnectionParameters) }
+        if options.ledOnStreamingStart, let revision = board.ledRevision {
+            after += LED.connectedIndicator(moduleRevision: revision)
+        }
+        afterStart = after
+    }
+
+    /// Everything written to start streaming once the barrier answered: configure and start per
+    /// stream, then ``afterStart``.
+    public var startCommands: [MetaWearCommand] {
+        var commands = [gyro.configure] + gyro.start
+        if let accelerometer { commands += [accelerometer.configure] + accelerometer.start }
+        return commands + afterStart
+    }
+
+    /// Stop order: accelerometer, then gyro; then the button unsubscribe if it was subscribed.
+    public var stopCommands: [MetaWearCommand] {
+        var commands = (accelerometer?.stop ?? []) + gyro.stop
+        if afterStart.contains(Switch.subscribe()) { commands.append(Switch.unsubscribe()) }
+        return commands
+    }
+}

@@ -1,0 +1,100 @@
+import Logging
+import MetaWear
+import XCTest
+@testable import Sensors
+
+/// The exact bytes the gateway writes to a MetaMotion R (BMI160) and S (BMI270).
+final class BoardSequenceTests: XCTestCase {
+    static let discovery = ["01", "02", "03", "04", "05", "07", "08", "09", "0a", "0b", "0c", "0d", "0f", "11", "12",
+                            "13", "14", "15", "16", "19", "fe"].map { "\($0) 80" }
+
+    func runInit(_ model: FakeMetaWear.Model, _ options: BoardOptions) async throws -> (FakeMetaWear, MetaWearBoard) {
+        let fake = FakeMetaWear(model: model)
+        let board = MetaWearBoard(link: fake.connect(), options: options, logger: Logger(label: "test"), now: FakeMetaWear.now)
+        try await board.initialise()
+        try await board.startStreaming()
+        return (fake, board)
+    }
+
+    func testMetaMotionRInitAndStart100HzUnpacked() async throws {
+        let (fake, board) = try await runInit(.mmr, BoardOptions(gyro: .init(outputDataRate: .hz100, range: .dps2000)))
+        defer { fake.stop() }
+        let info = await board.info
+        XCTAssertEqual(info.model, .metaMotionR)
+        XCTAssertEqual(info.gyroChip, .bmi160)
+        XCTAssertEqual(info.firmwareRevision, "1.7.3")
+        XCTAssertEqual(fake.writes, Self.discovery + [
+            "13 83",  // what is the board running? (a matching stream is the gateway's own, kept across the reconnect)
+            // reset: gyro off, interrupt off, unsubscribe data and packed; accelerometer the same
+            "13 01 00", "13 02 00 01", "13 05 00", "13 07 00", "03 01 00", "03 02 00 01", "03 04 00", "03 1c 00",
+            // logging stop, events, loggers, processors
+            "0b 01 00", "0a 05", "0b 0a", "09 08",
+            "13 83",  // barrier
+            "13 03 28 00", "13 05 01", "13 02 01 00", "13 01 01",
+            "11 09 06 00 06 00 00 00 58 02",  // 100 notifications/s: ask for 7.5 ms
+        ])
+        let before = fake.writes.count
+        try await board.stopStreaming()
+        XCTAssertEqual(Array(fake.writes[before...]), ["13 01 00", "13 02 00 01", "13 05 00"])
+    }
+
+    func testMetaMotionSInitAndStart200HzPackedWithButtonAndLED() async throws {
+        let options = BoardOptions(gyro: .init(outputDataRate: .hz200, range: .dps1000), ledOnStreamingStart: true,
+                                   subscribeButton: true)
+        let (fake, board) = try await runInit(.mms, options)
+        defer { fake.stop() }
+        let info = await board.info
+        XCTAssertEqual(info.model, .metaMotionS)
+        XCTAssertEqual(info.gyroChip, .bmi270)
+        XCTAssertEqual(Array(fake.writes.dropFirst(Self.discovery.count)), [
+            "13 83",
+            "13 01 00", "13 02 00 01", "13 04 00", "13 05 00", "03 01 00", "03 02 00 01", "03 04 00", "03 05 00",
+            "0b 01 00", "0a 05", "0b 0a", "09 08",
+            "13 83",
+            "13 03 29 01", "13 05 01", "13 02 01 00", "13 01 01",  // packed (13 05) above 100 Hz
+            "01 01 01",
+            "11 09 06 00 06 00 00 00 58 02",
+            "02 03 00 02 1f 00 00 00 32 00 00 00 f4 01 00 00 03", "02 01 01",  // green blink ×3, play
+        ])
+        let before = fake.writes.count
+        try await board.stopStreaming()
+        XCTAssertEqual(Array(fake.writes[before...]), ["13 01 00", "13 02 00 01", "13 05 00", "01 01 00"])
+    }
+
+    func testMetaMotionS100HzUnpackedWithAccelerometer() async throws {
+        let options = BoardOptions(gyro: .init(outputDataRate: .hz100, range: .dps500),
+                                   accelerometer: .init(outputDataRate: .hz50, range: .g16))
+        let (fake, board) = try await runInit(.mms, options)
+        defer { fake.stop() }
+        XCTAssertEqual(Array(fake.writes.suffix(9)), [
+            "13 03 28 02", "13 04 01", "13 02 01 00", "13 01 01",
+            "03 03 a7 03", "03 04 01", "03 02 01 00", "03 01 01",
+            "11 09 06 00 06 00 00 00 58 02",
+        ])
+        let before = fake.writes.count
+        try await board.stopStreaming()
+        XCTAssertEqual(Array(fake.writes[before...]), ["03 01 00", "03 02 00 01", "03 04 00", "13 01 00", "13 02 00 01", "13 04 00"])
+    }
+
+    func testSlowUnansweredDiscoveryTimesOut() async throws {
+        let fake = FakeMetaWear(model: .mmr)
+        defer { fake.stop() }
+        fake.discoveryDelay = .milliseconds(300)
+        let board = MetaWearBoard(link: fake.connect(), options: BoardOptions(responseTimeout: .milliseconds(100)),
+                                  logger: Logger(label: "test"), now: FakeMetaWear.now)
+        do {
+            try await board.initialise()
+            XCTFail("expected a timeout")
+        } catch BoardError.timeout(let what) {
+            XCTAssertTrue(what.contains("01 80"), what)
+        }
+    }
+
+    func testBatteryRead() async throws {
+        let (fake, board) = try await runInit(.mmr, BoardOptions())
+        defer { fake.stop() }
+        fake.setBattery(57, 3900)
+        let state = try await board.readBattery()
+        XCTAssertEqual(state, Settings.BatteryState(chargePercent: 57, voltageMillivolts: 3900))
+    }
+}

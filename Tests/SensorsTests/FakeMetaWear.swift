@@ -1,0 +1,252 @@
+import Foundation
+import MetaWear
+import Sensors
+
+/// An in-process emulated MetaWear (MetaMotion R or S) behind a ``MetaWearLink``, with the test
+/// peer's waveform (x = int16(n), y = round(10000·sin(2πn/ODR)), z = int16(−n)) and its faults:
+/// dropped samples, silence, dropped links. The Python peer covers the same through the real BLE
+/// host; this one lets the board and supervisor logic be tested without it.
+final class FakeMetaWear: @unchecked Sendable {
+    enum Model: String { case mmr, mms }
+
+    private let lock = NSLock()
+    private var model: Model
+    private(set) var writes: [String] = []
+    var discoveryDelay: Duration = .zero
+    // Board state that survives links.
+    private var gyroConf: UInt8 = 0x28, gyroRange: UInt8 = 0
+    private var gyroStarted = false, gyroInterrupt = false, gyroSubscribed = false, gyroPackedSubscribed = false
+    private var switchSubscribed = false
+    private var streamStart: Double = 0
+    private(set) var n: Int64 = 0
+    private(set) var samplesGenerated: Int64 = 0
+    private(set) var samplesUndelivered: Int64 = 0
+    private(set) var samplesDropped: Int64 = 0
+    private var dropPending = 0
+    private var silentUntil: Double = 0
+    private var battery: (UInt8, UInt16) = (99, 4148)
+    private var packedBuffer: [[UInt8]] = []
+    // The current link.
+    private var link: Link?
+    private var streamer: Task<Void, Never>?
+    private(set) var connections = 0
+
+    init(model: Model) { self.model = model }
+
+    func withLock<T>(_ body: () -> T) -> T { lock.withLock(body) }
+
+    static func now() -> Double { Date().timeIntervalSince1970 }
+
+    /// A new connection (the previous one, if any, is dropped).
+    func connect() -> Link {
+        let link = Link(board: self)
+        let old: Link? = withLock {
+            let old = self.link
+            self.link = link
+            connections += 1
+            return old
+        }
+        old?.drop(reason: "replaced")
+        ensureStreamer()
+        return link
+    }
+
+    func dropLink(reason: String = "remote user terminated (0x13)") {
+        let link: Link? = withLock { let l = self.link; self.link = nil; return l }
+        link?.drop(reason: reason)
+    }
+
+    func dropSamples(_ count: Int) { withLock { dropPending += count } }
+    func silent(seconds: Double) { withLock { silentUntil = Self.now() + seconds } }
+    func setBattery(_ percent: UInt8, _ mv: UInt16) { withLock { battery = (percent, mv) } }
+    func pressButton() {
+        guard withLock({ switchSubscribed }) else { return }
+        notify([0x01, 0x01, 0x01])
+        notify([0x01, 0x01, 0x00])
+    }
+    func stop() { streamer?.cancel(); dropLink(reason: "test over") }
+
+    var odrHz: Double { withLock { 25 * Double(1 << (Int(gyroConf & 0x0F) - 6)) } }
+
+    private var dataRegister: UInt8 { model == .mmr ? 0x05 : 0x04 }
+    private var packedRegister: UInt8 { model == .mmr ? 0x07 : 0x05 }
+
+    fileprivate func notify(_ bytes: [UInt8], isData: Bool = false) {
+        let target: Link? = withLock { Self.now() < silentUntil ? nil : link }
+        target?.deliver(bytes)
+    }
+
+    fileprivate func readDIS(_ uuid: String) -> String? {
+        switch uuid {
+        case MetaWearUUIDs.firmwareRevision: "1.7.3"
+        case MetaWearUUIDs.modelNumber: model == .mmr ? "5" : "8"
+        case MetaWearUUIDs.hardwareRevision: model == .mmr ? "0.4" : "0.1"
+        case MetaWearUUIDs.manufacturerName: "MbientLab Inc"
+        case MetaWearUUIDs.serialNumber: "0C1A00"
+        default: nil
+        }
+    }
+
+    private func moduleInfo(_ id: UInt8) -> [UInt8] {
+        let mmr: [UInt8: [UInt8]] = [
+            0x01: [0, 0], 0x02: [0, 0], 0x03: [1, 1], 0x09: [0, 0], 0x0A: [0, 0], 0x0B: [0, 2, 8, 0x80, 0x2B, 0, 0],
+            0x0C: [0, 0], 0x11: [0, 3], 0x13: [0, 1], 0x14: [0, 0], 0xFE: [0, 0],
+        ]
+        let mms: [UInt8: [UInt8]] = [
+            0x01: [0, 0], 0x02: [0, 1, 3, 0], 0x03: [4, 0], 0x09: [0, 0], 0x0A: [0, 0],
+            0x0B: [0, 3, 8, 0, 0, 0xFB, 3, 0, 2], 0x0C: [0, 0], 0x11: [0, 0x0A, 7, 0], 0x13: [1, 0], 0xFE: [0, 0],
+        ]
+        return [id, 0x80] + ((model == .mmr ? mmr : mms)[id] ?? [])
+    }
+
+    fileprivate func received(_ bytes: [UInt8]) {
+        withLock { writes.append(bytes.map { String(format: "%02x", $0) }.joined(separator: " ")) }
+        guard bytes.count >= 2 else { return }
+        let (module, register) = (bytes[0], bytes[1])
+        if register == 0x80 {
+            let answer = moduleInfo(module)
+            let delay = discoveryDelay
+            if delay == .zero { notify(answer) } else { Task { try? await Task.sleep(for: delay); self.notify(answer) } }
+            return
+        }
+        let arg = bytes.count > 2 ? bytes[2] : 0
+        switch (module, register) {
+        case (0x13, 0x83): notify([0x13, 0x83] + withLock { [gyroConf, gyroRange] })
+        case (0x13, 0x03): withLock { gyroConf = bytes[2]; gyroRange = bytes[3] }
+        case (0x13, 0x02): withLock { gyroInterrupt = arg == 1 }
+        case (0x13, 0x01):
+            withLock {
+                if arg == 1 && !gyroStarted { n = 0; streamStart = Self.now(); packedBuffer = [] }
+                gyroStarted = arg == 1
+            }
+        case (0x13, dataRegister): withLock { gyroSubscribed = arg == 1 }
+        case (0x13, packedRegister): withLock { gyroPackedSubscribed = arg == 1 }
+        case (0x11, 0x8C), (0x11, 0xCC):
+            let (pct, mv) = withLock { battery }
+            notify([0x11, 0x8C, pct, UInt8(mv & 0xFF), UInt8(mv >> 8)])
+        case (0x01, 0x01): withLock { switchSubscribed = arg == 1 }
+        default: break
+        }
+    }
+
+    private func ensureStreamer() {
+        guard streamer == nil else { return }
+        streamer = Task.detached { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(2))
+                self?.produce()
+            }
+        }
+    }
+
+    /// Emits every sample due, as the peer does on each wake-up.
+    private func produce() {
+        let now = Self.now()
+        let out: [[UInt8]] = withLock {
+            guard gyroStarted, gyroInterrupt, gyroSubscribed || gyroPackedSubscribed else { return [] }
+            let hz = 25 * Double(1 << (Int(gyroConf & 0x0F) - 6))
+            let due = Int64((now - streamStart) * hz) + 1
+            var packets: [[UInt8]] = []
+            while n < due {
+                let k = n
+                n += 1
+                samplesGenerated += 1
+                if dropPending > 0 { dropPending -= 1; samplesDropped += 1; continue }
+                if link?.notificationsEnabled != true || now < silentUntil { samplesUndelivered += 1; continue }
+                let y = Int16((10000 * sin(2 * Double.pi * Double(k) / hz)).rounded(.toNearestOrEven))
+                let sample = [Int16(truncatingIfNeeded: k), y, Int16(truncatingIfNeeded: -k)]
+                    .flatMap { v -> [UInt8] in let u = UInt16(bitPattern: v); return [UInt8(u & 0xFF), UInt8(u >> 8)] }
+                if gyroPackedSubscribed {
+                    packedBuffer.append(sample)
+                    if packedBuffer.count == 3 { packets.append([0x13, packedRegister] + packedBuffer.joined()); packedBuffer = [] }
+                } else {
+                    packets.append([0x13, dataRegister] + sample)
+                }
+            }
+            return packets
+        }
+        for packet in out { notify(packet, isData: true) }
+    }
+
+    /// One connection to the fake board.
+    final class Link: MetaWearLink, @unchecked Sendable {
+        private unowned let board: FakeMetaWear
+        private let lock = NSLock()
+        private var sink: AsyncStream<[UInt8]>.Continuation?
+        private var gone: String?
+        private var goneWaiters: [CheckedContinuation<String, Never>] = []
+
+        init(board: FakeMetaWear) { self.board = board }
+
+        /// The CCCD is on and the link is up.
+        var notificationsEnabled: Bool { lock.withLock { sink != nil && gone == nil } }
+
+        func enableNotifications() async throws -> AsyncStream<[UInt8]> {
+            let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self)
+            let isGone = lock.withLock { sink = continuation; return gone != nil }
+            if isGone { continuation.finish() }
+            return stream
+        }
+
+        func readString(_ characteristicUUID: String) async throws -> String? {
+            try check()
+            return board.readDIS(characteristicUUID)
+        }
+
+        func write(_ command: MetaWearCommand) async throws {
+            try check()
+            board.received(command.bytes)
+        }
+
+        func requestConnectionInterval(minimumMilliseconds: Double, maximumMilliseconds: Double) async {}
+
+        func disconnect() async {
+            board.withLock { if board.link === self { board.link = nil } }
+            drop(reason: "local host terminated (0x16)")
+        }
+
+        func waitForDisconnection() async -> String {
+            await withCheckedContinuation { continuation in
+                let already: String? = lock.withLock {
+                    if let gone { return gone }
+                    goneWaiters.append(continuation)
+                    return nil
+                }
+                if let already { continuation.resume(returning: already) }
+            }
+        }
+
+        struct Closed: Error {}
+        private func check() throws {
+            if lock.withLock({ gone != nil }) { throw Closed() }
+        }
+
+        fileprivate func deliver(_ bytes: [UInt8]) {
+            let sink = lock.withLock { gone == nil ? self.sink : nil }
+            sink?.yield(bytes)
+        }
+
+        fileprivate func drop(reason: String) {
+            let taken: ([CheckedContinuation<String, Never>], AsyncStream<[UInt8]>.Continuation?)? = lock.withLock {
+                guard gone == nil else { return nil }
+                gone = reason
+                let result = (goneWaiters, sink)
+                goneWaiters = []
+                return result
+            }
+            guard let (waiters, sink) = taken else { return }
+            sink?.finish()
+            for waiter in waiters { waiter.resume(returning: reason) }
+        }
+    }
+}
+
+/// Connects to fake boards by address.
+struct FakeConnector: MetaWearConnector {
+    let boards: [String: FakeMetaWear]
+    func connect(address: String, timeout: Duration) async throws -> any MetaWearLink {
+        guard let board = boards[address] else { throw CancellationError() }
+        return board.connect()
+    }
+    func scan(timeout: Duration) async throws -> [String] { Array(boards.keys).sorted() }
+}

@@ -1,0 +1,254 @@
+import BLEHost
+import Capture
+import Foundation
+import GyroStore
+import Logging
+import MetaWear
+import TestSupport
+import XCTest
+@testable import Sensors
+
+/// End to end: supervisors → MetaWearBoard → the gateway's own BLE host → H4/TCP → the bumble
+/// MetaWear peer (a child process), with samples read back from the store.
+final class SensorPeerTests: XCTestCase {
+    static let logger: Logger = {
+        var logger = Logger(label: "sensor-peer-test")
+        logger.logLevel = ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
+        return logger
+    }()
+
+    final class Harness: @unchecked Sendable {
+        let peer: MetaWearPeer
+        let host: BLEHost
+        let store: GyroStore
+        let engine: CaptureEngine
+        var supervisors: [SensorSupervisor] = []
+        var tasks: [Task<Void, Never>] = []
+
+        init(sensors: Int, model: String, autoStart: Bool = true) async throws {
+            peer = try MetaWearPeer(sensors: sensors, extraArguments: ["--model", model])
+            let transport = try await TransportFactory.open(peer.transportSpec, logger: SensorPeerTests.logger)
+            host = BLEHost(transport: transport, logger: SensorPeerTests.logger)
+            try await host.start()
+            store = try GyroStore.inMemory(logger: SensorPeerTests.logger)
+            var rules = CaptureRules(chunkSize: 1000, commitInterval: .milliseconds(200))
+            rules.autoStart = autoStart
+            engine = CaptureEngine(store: store, rules: rules, calendar: PeriodCalendar(timeZone: TimeZone(identifier: "UTC")!),
+                                   logger: SensorPeerTests.logger)
+        }
+
+        static func address(_ index: Int) -> String { String(format: "C4:BE:84:00:00:%02X", index + 1) }
+
+        func start(sensors: Int, settings: SupervisorSettings) {
+            let connector = BLEMetaWearConnector(host: host)
+            for index in 0..<sensors {
+                let address = Self.address(index)
+                let supervisor = SensorSupervisor(address: address, identity: SensorIdentity(device: address, userId: "peer"),
+                                                  connector: connector, engine: engine, settings: settings,
+                                                  logger: SensorPeerTests.logger)
+                supervisors.append(supervisor)
+                tasks.append(Task { await supervisor.run() })
+            }
+        }
+
+        func stopSupervisors() async throws {
+            for task in tasks { task.cancel() }
+            for task in tasks { await task.value }
+            try await engine.flush()
+        }
+
+        func shutdown() async {
+            for task in tasks { task.cancel() }
+            await host.stop()
+            peer.stop()
+        }
+
+        func sensor(_ index: Int) throws -> [String: Any] { try peer.status().sensors[index] }
+
+        /// Samples the peer produced but did not deliver, or was told to drop, for sensor `index`.
+        func lost(_ index: Int) throws -> Int64 {
+            let status = try sensor(index)
+            return Int64((status["samples_dropped"] as? Int ?? 0) + (status["samples_undelivered"] as? Int ?? 0))
+        }
+
+        func waitUntilStreaming(_ count: Int, timeout: Double = 20) async throws {
+            let deadline = Date().addingTimeInterval(timeout)
+            while Date() < deadline {
+                var streaming = 0
+                for supervisor in supervisors {
+                    let status = await supervisor.status()
+                    if status.state == .streaming, status.samplesReceived > 0 { streaming += 1 }
+                }
+                if streaming >= count { return }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            XCTFail("only some sensors streaming after \(timeout) s")
+        }
+    }
+
+    static func settings(odr: Gyro.OutputDataRate, range: Gyro.Range = .dps2000, button: Bool = false) -> SupervisorSettings {
+        SupervisorSettings(board: BoardOptions(gyro: .init(outputDataRate: odr, range: range), subscribeButton: button,
+                                               responseTimeout: .seconds(1)),
+                           connectTimeout: .seconds(5), silenceFloor: .seconds(1), batteryInterval: .seconds(2),
+                           buttonControlsSession: button, backoff: Backoff(base: .milliseconds(100), cap: .seconds(1)),
+                           gapConfirmation: .milliseconds(400))
+    }
+
+    func assertStoreMatchesPeer(_ harness: Harness, index: Int, odr: Double, lsb: Double, lostBefore: Int64 = 0,
+                                file: StaticString = #filePath, line: UInt = #line) async throws -> [ReadbackSample] {
+        let address = Harness.address(index)
+        let (samples, gaps, _) = try await readBack(harness.store, device: address)
+        let check = checkWaveform(samples, odr: odr, lsbPerDps: lsb)
+        XCTAssertEqual(check.problems, [], file: file, line: line)
+        XCTAssertGreaterThan(samples.count, 0, file: file, line: line)
+        let missing = gaps.reduce(0) { $0 + $1.missing }
+        let lost = try harness.lost(index) - lostBefore
+        // Each restart of the board's stream is estimated from the stop time: ±1 sample each.
+        XCTAssertEqual(Double(missing), Double(lost), accuracy: Double(check.segments), "gaps \(gaps.map { ($0.reason, $0.missing) })",
+                       file: file, line: line)
+        XCTAssertLessThan(worstSpacingErrorMs(samples, odr: odr, lsbPerDps: lsb), 1.0, file: file, line: line)
+        return samples
+    }
+
+    func testMetaMotionRUnpacked100HzStreamsTheWaveformAndObeysStop() async throws {
+        let harness = try await Harness(sensors: 1, model: "MMR")
+        defer { Task { await harness.shutdown() } }
+        try harness.peer.control(["cmd": "set_battery", "sensor": 0, "percent": 77, "mv": 3950])
+        harness.start(sensors: 1, settings: Self.settings(odr: .hz100))
+        try await harness.waitUntilStreaming(1)
+        try await Task.sleep(for: .seconds(3))
+        let running = try harness.sensor(0)
+        let gyro = running["gyro"] as? [String: Any] ?? [:]
+        XCTAssertEqual(gyro["odr_hz"] as? Double, 100)
+        XCTAssertEqual(gyro["streaming"] as? Bool, true)
+        XCTAssertEqual(gyro["subscribed_packed"] as? Bool, false)
+        let status = await harness.supervisors[0].status()
+        XCTAssertEqual(status.model, "metaMotionR")
+        XCTAssertEqual(status.firmware, "1.7.3")
+        XCTAssertEqual(status.batteryPercent, 77)
+        XCTAssertEqual(status.batteryMillivolts, 3950)
+        try await harness.stopSupervisors()
+        let stopped = try harness.sensor(0)["gyro"] as? [String: Any] ?? [:]
+        XCTAssertEqual(stopped["streaming"] as? Bool, false, "the gateway stops the board on shutdown")
+        let samples = try await assertStoreMatchesPeer(harness, index: 0, odr: 100, lsb: 16.4)
+        XCTAssertGreaterThan(samples.count, 250)
+    }
+
+    func testMetaMotionSPacked400HzAt1000Dps() async throws {
+        let harness = try await Harness(sensors: 1, model: "MMS")
+        defer { Task { await harness.shutdown() } }
+        harness.start(sensors: 1, settings: Self.settings(odr: .hz400, range: .dps1000))
+        try await harness.waitUntilStreaming(1)
+        try await Task.sleep(for: .seconds(3))
+        let gyro = try harness.sensor(0)["gyro"] as? [String: Any] ?? [:]
+        XCTAssertEqual(gyro["odr_hz"] as? Double, 400)
+        XCTAssertEqual(gyro["subscribed_packed"] as? Bool, true)
+        XCTAssertEqual(gyro["impl"] as? Int, 1)
+        let status = await harness.supervisors[0].status()
+        XCTAssertEqual(status.model, "metaMotionS")
+        try await harness.stopSupervisors()
+        let samples = try await assertStoreMatchesPeer(harness, index: 0, odr: 400, lsb: 32.8)
+        XCTAssertGreaterThan(samples.count, 1000)
+    }
+
+    func testMetaMotionSGyroAndAccelerometer() async throws {
+        let harness = try await Harness(sensors: 1, model: "MMS")
+        defer { Task { await harness.shutdown() } }
+        var settings = Self.settings(odr: .hz100)
+        settings.board.accelerometer = Accelerometer.Configuration(outputDataRate: .hz50, range: .g4)
+        harness.start(sensors: 1, settings: settings)
+        try await harness.waitUntilStreaming(1)
+        try await Task.sleep(for: .seconds(3))
+        let acc = try harness.sensor(0)["acc"] as? [String: Any] ?? [:]
+        XCTAssertEqual(acc["odr_hz"] as? Double, 50)
+        XCTAssertEqual(acc["streaming"] as? Bool, true)
+        try await harness.stopSupervisors()
+        XCTAssertEqual((try harness.sensor(0)["acc"] as? [String: Any])?["streaming"] as? Bool, false)
+        _ = try await assertStoreMatchesPeer(harness, index: 0, odr: 100, lsb: 16.4)
+        let (samples, gaps, _) = try await readBack(harness.store, device: Harness.address(0), stream: "accelerometer")
+        XCTAssertEqual(checkWaveform(samples, odr: 50, lsbPerDps: 8192, cosine: true).problems, [])
+        XCTAssertGreaterThan(samples.count, 100)
+        XCTAssertEqual(gaps.count, 0)
+    }
+
+    func testButtonPressStartsAndStopsASession() async throws {
+        let harness = try await Harness(sensors: 1, model: "MMR", autoStart: false)
+        defer { Task { await harness.shutdown() } }
+        harness.start(sensors: 1, settings: Self.settings(odr: .hz50, button: true))
+        try await harness.waitUntilStreaming(1)
+        XCTAssertEqual(try harness.peer.control(["cmd": "press_button", "sensor": 0])["sent"] as? Bool, true)
+        try await Task.sleep(for: .seconds(1.5))
+        let open = await harness.engine.openSessions()
+        XCTAssertEqual(open.count, 1)
+        try harness.peer.control(["cmd": "press_button", "sensor": 0])
+        try await Task.sleep(for: .seconds(0.5))
+        let stillOpen = await harness.engine.openSessions()
+        XCTAssertEqual(stillOpen.count, 0)
+        try await harness.stopSupervisors()
+        let sessions = try await harness.store.sessions()
+        XCTAssertEqual(sessions.count, 1)
+        XCTAssertGreaterThan(sessions.first?.samples ?? 0, 40)
+    }
+
+    /// Link dropped every 2 s for 20 s, silent for 2.5 s, restarted with stale subscriptions, slow
+    /// discovery (scaled from 10 s / 2 min / 5 s).
+    func testFaultsRecoverWithTheRightGaps() async throws {
+        let harness = try await Harness(sensors: 1, model: "MMR")
+        defer { Task { await harness.shutdown() } }
+        harness.start(sensors: 1, settings: Self.settings(odr: .hz100))
+        try await harness.waitUntilStreaming(1)
+        for _ in 0..<10 {
+            try await Task.sleep(for: .seconds(2))
+            try harness.peer.control(["cmd": "drop_link", "sensor": 0])
+        }
+        try await harness.waitUntilStreaming(1)
+        try await Task.sleep(for: .seconds(1))
+        try harness.peer.control(["cmd": "drop_samples", "sensor": 0, "count": 9])
+        try await Task.sleep(for: .seconds(1.5))
+        try harness.peer.control(["cmd": "silent", "sensor": 0, "seconds": 2.5])
+        try await Task.sleep(for: .seconds(5))
+        try harness.peer.control(["cmd": "restart", "sensor": 0])
+        try await Task.sleep(for: .seconds(3))
+        try harness.peer.control(["cmd": "slow_discovery", "sensor": 0, "delay_ms": 120])
+        try harness.peer.control(["cmd": "drop_link", "sensor": 0])
+        try await Task.sleep(for: .seconds(6))
+        try await harness.waitUntilStreaming(1)
+        try await Task.sleep(for: .seconds(1))
+        let status = await harness.supervisors[0].status()
+        XCTAssertGreaterThanOrEqual(status.reconnects, 12)
+        XCTAssertGreaterThan(status.transitions[.silent] ?? 0, 0)
+        try await harness.stopSupervisors()
+        _ = try await assertStoreMatchesPeer(harness, index: 0, odr: 100, lsb: 16.4)
+        let (_, gaps, _) = try await readBack(harness.store, device: Harness.address(0))
+        XCTAssertTrue(gaps.contains { $0.reason == "notReceived" && $0.missing == 9 }, "\(gaps.map { ($0.reason, $0.missing) })")
+        XCTAssertTrue(gaps.contains { $0.reason == "silent" })
+        XCTAssertGreaterThanOrEqual(gaps.filter { $0.reason.hasPrefix("disconnected") }.count, 10)
+    }
+
+    static func processCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6
+    }
+
+    /// Four sensors at 100 Hz; 10 s here, 60 s with GYROGATE_LONG_TESTS=1.
+    func testFourSensorsAt100HzLoseNothing() async throws {
+        let seconds = ProcessInfo.processInfo.environment["GYROGATE_LONG_TESTS"] == "1" ? 60.0 : 10.0
+        let harness = try await Harness(sensors: 4, model: "MMR")
+        defer { Task { await harness.shutdown() } }
+        harness.start(sensors: 4, settings: Self.settings(odr: .hz100))
+        try await harness.waitUntilStreaming(4)
+        let cpuBefore = Self.processCPUSeconds()
+        try await Task.sleep(for: .seconds(seconds))
+        let cpu = Self.processCPUSeconds() - cpuBefore
+        print("4 sensors × 100 Hz for \(Int(seconds)) s: gateway process (BLE host, boards, capture, store) used "
+              + "\(Int(cpu / seconds * 1000) / 10) % of one core")
+        try await harness.stopSupervisors()
+        for index in 0..<4 {
+            let samples = try await assertStoreMatchesPeer(harness, index: index, odr: 100, lsb: 16.4)
+            XCTAssertGreaterThan(Double(samples.count), seconds * 100 * 0.95)
+            let (_, gaps, _) = try await readBack(harness.store, device: Harness.address(index))
+            XCTAssertEqual(gaps.count, 0, "sensor \(index): \(gaps.map { ($0.reason, $0.missing) })")
+        }
+    }
+}

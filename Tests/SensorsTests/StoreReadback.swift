@@ -1,0 +1,90 @@
+import Capture
+import Foundation
+import GyroStore
+import TestSupport
+
+/// A gyro sample read back from the store with its stream index.
+struct ReadbackSample {
+    var index: Int64
+    var timestampMs: Double
+    var x: Double, y: Double, z: Double
+}
+
+/// Everything stored for one device: samples from closed chunks (their `realtime_data`
+/// documents) and open chunks (sample rows), in index order, plus the sessions' gaps.
+func readBack(_ store: GyroStore, device: String, stream: String = "gyro") async throws -> (samples: [ReadbackSample], gaps: [GapRange], sessions: [SessionRecord]) {
+    let sessions = try await store.sessions().filter { $0.device == device }.sorted { $0.startMs < $1.startMs }
+    var samples: [ReadbackSample] = []
+    var gaps: [GapRange] = []
+    for session in sessions {
+        gaps += session.gaps.filter { $0.stream == stream }
+        for chunk in try await store.chunks(sessionId: session.id).filter({ $0.stream == stream }).sorted(by: { $0.seq < $1.seq }) {
+            var values: [(Double, Double, Double, Double)] = []
+            if chunk.isOpen {
+                values = try await store.samples(ofChunk: chunk.id).map { ($0.timestampMs, Double($0.x), Double($0.y), Double($0.z)) }
+            } else {
+                let body = try await store.document(DocumentPaths.chunk(chunk.id))
+                let object = try jsonObject(body)
+                let (kx, ky, kz) = stream == "gyro" ? ("gx", "gy", "gz") : ("ax", "ay", "az")
+                for point in object["data"] as? [[String: Any]] ?? [] {
+                    values.append(((point["timestamp"] as? NSNumber)?.doubleValue ?? .nan, (point[kx] as? NSNumber)?.doubleValue ?? .nan,
+                                   (point[ky] as? NSNumber)?.doubleValue ?? .nan, (point[kz] as? NSNumber)?.doubleValue ?? .nan))
+                }
+            }
+            var index = chunk.firstIndex
+            var gapCursor = 0
+            let chunkGaps = chunk.gaps.sorted { $0.fromIndex < $1.fromIndex }
+            for value in values {
+                while gapCursor < chunkGaps.count, chunkGaps[gapCursor].fromIndex <= index {
+                    index = max(index, chunkGaps[gapCursor].toIndex + 1)
+                    gapCursor += 1
+                }
+                samples.append(ReadbackSample(index: index, timestampMs: value.0, x: value.1, y: value.2, z: value.3))
+                index += 1
+            }
+        }
+    }
+    return (samples, gaps, sessions)
+}
+
+/// Checks stored samples against the peer's waveform at `odr` and range `lsbPerDps`: x, y, z
+/// within scale rounding, index − n constant between restarts of the board's counter, indices
+/// strictly increasing (no duplicates). Returns the number of segments (board counter restarts + 1)
+/// and a list of problems.
+func checkWaveform(_ samples: [ReadbackSample], odr: Double, lsbPerDps: Double, cosine: Bool = false) -> (segments: Int, problems: [String]) {
+    var problems: [String] = []
+    var segments = 0
+    var offset: Int64?
+    var previous: (index: Int64, n: Int64)?
+    for sample in samples {
+        let n = Int64((sample.x * lsbPerDps).rounded())
+        let phase = 2 * Double.pi * Double(n) / odr
+        let y = (10000 * (cosine ? cos(phase) : sin(phase))).rounded(.toNearestOrEven) / lsbPerDps
+        if abs(sample.y - y) > 1e-3 || abs(sample.z + Double(n) / lsbPerDps) > 1e-3 {
+            problems.append("index \(sample.index): values (\(sample.x), \(sample.y), \(sample.z)) are not n = \(n)")
+        }
+        if let previous, sample.index <= previous.index { problems.append("index \(sample.index) after \(previous.index): duplicate or disorder") }
+        if previous == nil || n < previous!.n { segments += 1; offset = sample.index - n }
+        else if sample.index - n != offset {
+            problems.append("index \(sample.index) carries n = \(n): \(sample.index - n - offset!) off")
+            offset = sample.index - n
+        }
+        previous = (sample.index, n)
+        if problems.count > 10 { break }
+    }
+    return (segments, problems)
+}
+
+/// Largest distance (ms) of a stamp from the 1/ODR grid through the first sample of its segment.
+func worstSpacingErrorMs(_ samples: [ReadbackSample], odr: Double, lsbPerDps: Double) -> Double {
+    var worst = 0.0
+    var origin: (index: Int64, ms: Double, n: Int64)?
+    for sample in samples {
+        let n = Int64((sample.x * lsbPerDps).rounded())
+        if origin == nil || n < origin!.n { origin = (sample.index, sample.timestampMs, n) }
+        let expected = origin!.ms + Double(sample.index - origin!.index) * 1000 / odr
+        worst = max(worst, abs(sample.timestampMs - expected))
+        origin!.n = n
+    }
+    return worst
+}

@@ -1,0 +1,127 @@
+import MetaWear
+import XCTest
+@testable import Sensors
+
+/// Gap detection from arrival times only (no counter on the wire), checked against the peer's
+/// waveform, where x = n tells the truth.
+final class StreamTrackerTests: XCTestCase {
+    struct Jitter {
+        var state: UInt64
+        mutating func next() -> Double {  // 0..<1, SplitMix64
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return Double((z ^ (z >> 31)) >> 11) / Double(1 << 53)
+        }
+    }
+
+    /// Emulates a board: sample n is produced at n/odr, delivered `perNotification` at a time,
+    /// arriving after 2 ms plus up to `jitter` s. `dropped` samples are never sent; `stall`
+    /// holds every arrival inside (from, to) until `to`.
+    func run(odr: Double, perNotification: Int = 1, count: Int, dropped: Set<Int> = [], jitter: Double = 0.004,
+             stall: (from: Double, to: Double)? = nil, seed: UInt64 = 1) -> (StreamTracker, [TimestampedSample], [Int64]) {
+        var tracker = StreamTracker(odrHz: odr, decoder: SampleDecoder(lsbPerUnit: 1))
+        var random = Jitter(state: seed)
+        var out: [TimestampedSample] = []
+        var firstIndices: [Int64] = []
+        var buffer: [RawTriple] = []
+        var lastArrival = 0.0
+        for n in 0..<count where !dropped.contains(n) {
+            buffer.append(RawTriple(x: Int16(truncatingIfNeeded: n), y: 0, z: Int16(truncatingIfNeeded: -n)))
+            guard buffer.count == perNotification else { continue }
+            var arrival = 1000 + Double(n) / odr + 0.002 + jitter * random.next()
+            if let stall, arrival > stall.from, arrival < stall.to { arrival = stall.to }
+            arrival = max(arrival, lastArrival)
+            lastArrival = arrival
+            for batch in tracker.push(RawTriples(buffer), arrival: arrival) {
+                firstIndices.append(batch.firstIndex)
+                out += batch.samples
+            }
+            buffer = []
+        }
+        for batch in tracker.flush() { out += batch.samples }
+        return (tracker, out, firstIndices)
+    }
+
+    func assertIndicesMatchWaveform(_ samples: [TimestampedSample], file: StaticString = #filePath, line: UInt = #line) {
+        for sample in samples where sample.x != Double(Int16(truncatingIfNeeded: Int(sample.index))) {
+            XCTFail("index \(sample.index) carries n = \(sample.x)", file: file, line: line)
+            return
+        }
+    }
+
+    func assertEvenlySpaced(_ samples: [TimestampedSample], odr: Double, tolerance: Double = 0.001,
+                            file: StaticString = #filePath, line: UInt = #line) {
+        guard let first = samples.first else { return }
+        var worst = 0.0
+        for sample in samples {
+            let expected = first.time + Double(sample.index - first.index) / odr
+            worst = max(worst, abs(sample.time - expected))
+        }
+        XCTAssertLessThan(worst, tolerance, "timestamps off the 1/ODR grid by \(worst * 1000) ms", file: file, line: line)
+    }
+
+    func testSteadyStreamWithJitterHasNoGap() {
+        let (tracker, samples, _) = run(odr: 100, count: 3000)
+        XCTAssertEqual(tracker.gapCount, 0)
+        XCTAssertEqual(samples.count, 3000)
+        XCTAssertEqual(tracker.nextIndex, 3000)
+        assertIndicesMatchWaveform(samples)
+        assertEvenlySpaced(samples, odr: 100)
+    }
+
+    func testDroppedSamplesBecomeOneGapWithTheRightCount() {
+        let (tracker, samples, _) = run(odr: 100, count: 2000, dropped: Set(700..<705))
+        XCTAssertEqual(tracker.gapCount, 1)
+        XCTAssertEqual(tracker.missingSamples, 5)
+        XCTAssertEqual(samples.count, 1995)
+        assertIndicesMatchWaveform(samples)
+    }
+
+    /// At 800 Hz the jitter (2 ms) is 1.6 sample periods. Time-based detection degrades when the
+    /// jitter reaches several periods (see StreamTracker's comment); the peer's counter is the check.
+    func testSeveralGapsAtHighRatePacked() {
+        let dropped = Set(3000..<3021).union(9000..<9003).union(15000..<15300)
+        let (tracker, samples, _) = run(odr: 800, perNotification: 3, count: 24000, dropped: dropped, jitter: 0.002)
+        XCTAssertEqual(tracker.missingSamples, Int64(dropped.count))
+        XCTAssertEqual(tracker.gapCount, 3)
+        assertIndicesMatchWaveform(samples)
+        assertEvenlySpaced(samples, odr: 800)
+    }
+
+    func testHostStallThenBurstIsNotAGap() {
+        let (tracker, samples, _) = run(odr: 200, count: 4000, stall: (1005.0, 1005.3))
+        XCTAssertEqual(tracker.gapCount, 0)
+        XCTAssertEqual(samples.count, 4000)
+        assertIndicesMatchWaveform(samples)
+        assertEvenlySpaced(samples, odr: 200)
+    }
+
+    func testRestartDeclaresTheSamplesDueUntilTheStop() {
+        var tracker = StreamTracker(odrHz: 100, decoder: SampleDecoder(lsbPerUnit: 1))
+        for n in 0..<100 {
+            _ = tracker.push(RawTriples(RawTriple(x: Int16(n), y: 0, z: 0)), arrival: 50 + Double(n) / 100 + 0.002)
+        }
+        XCTAssertTrue(tracker.flush().isEmpty)
+        // Last sample n = 99 at ~50.992; the reset stopped the board 2.5 s later: n = 100…348 were lost.
+        tracker.restart(stopTime: 50.99 + 2.5, reason: "disconnected")
+        XCTAssertEqual(tracker.missingSamples, 250)
+        let batches = tracker.push(RawTriples(RawTriple(x: 0, y: 0, z: 0)), arrival: 54) + tracker.flush()
+        XCTAssertEqual(batches.first?.firstIndex, 350)
+        XCTAssertEqual(batches.first?.gapReason, "disconnected")
+    }
+}
+
+extension StreamTrackerTests {
+    /// Jitter of 6 sample periods (800 Hz on a 7.5 ms connection interval): a loss may be placed a
+    /// notification off, but the total missing stays exact.
+    func testHeavyJitterKeepsTheMissingTotal() {
+        let dropped = Set(3000..<3021).union(9000..<9003).union(15000..<15300)
+        for seed in UInt64(1)...3 {
+            let (tracker, samples, _) = run(odr: 800, perNotification: 3, count: 24000, dropped: dropped, jitter: 0.0075, seed: seed)
+            XCTAssertEqual(tracker.missingSamples, Int64(dropped.count), "seed \(seed)")
+            XCTAssertEqual(samples.count, 24000 - dropped.count)
+        }
+    }
+}
