@@ -129,8 +129,10 @@ let package = Package(
         .testTarget(name: "ATTTests", dependencies: ["ATT", "BluetoothWire"]),
         .testTarget(name: "BLEFuzzTests", dependencies: ["BluetoothWire", "HCI", "GAP", "L2CAP", "ATT"]),
         .testTarget(name: "MetaWearTests", dependencies: ["MetaWear"]),
-        .testTarget(name: "SensorsTests", dependencies: ["Sensors", "MetaWear", "Capture", "GyroStore", "BLEHost", "TestSupport"]),
-        .testTarget(name: "BLEHostTests", dependencies: ["BLEHost", "BluetoothWire", "HCI", "GAP", "L2CAP", "ATT",
+        // The emulated MetaWear (Tests/Peers) as a child process, for the tests that drive it.
+        .target(name: "PeerSupport", path: "Tests/PeerSupport"),
+        .testTarget(name: "SensorsTests", dependencies: ["Sensors", "MetaWear", "Capture", "GyroStore", "BLEHost", "TestSupport", "PeerSupport"]),
+        .testTarget(name: "BLEHostTests", dependencies: ["BLEHost", "BluetoothWire", "HCI", "GAP", "L2CAP", "ATT", "PeerSupport",
                                                          .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "GatewayConfigTests", dependencies: ["GatewayConfig"]),
         .testTarget(name: "GyroStoreTests", dependencies: ["GyroStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),

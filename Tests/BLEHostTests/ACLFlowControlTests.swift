@@ -1,6 +1,7 @@
 import BLEHost
 import BluetoothWire
 import Logging
+import PeerSupport
 import XCTest
 
 /// Acceptance 2: a controller with 27-octet buffers, 2 credits and delayed completions. Long

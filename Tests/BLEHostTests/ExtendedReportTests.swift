@@ -1,6 +1,7 @@
 import BLEHost
 import BluetoothWire
 import Logging
+import PeerSupport
 import XCTest
 
 /// Stock bumble scan reports (`--scan-reports bumble`): LE Extended Advertising Reports, each

@@ -2,6 +2,7 @@ import BLEHost
 import BluetoothWire
 import HCI
 import Logging
+import PeerSupport
 import XCTest
 
 /// The real stack (H4/TCP transport, BLEHost, GATT client) against the bumble MetaWear peer.

@@ -1,5 +1,6 @@
 import Foundation
 import GyroStore
+import PeerSupport
 import TestSupport
 import XCTest
 

@@ -4,6 +4,7 @@ import Foundation
 import GyroStore
 import Logging
 import MetaWear
+import PeerSupport
 import TestSupport
 import XCTest
 @testable import Sensors

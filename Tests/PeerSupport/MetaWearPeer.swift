@@ -1,4 +1,3 @@
-// A copy of Tests/BLEHostTests/MetaWearPeer.swift (test targets cannot share files); keep them in step.
 import Foundation
 import XCTest
 
@@ -8,16 +7,16 @@ import XCTest
 /// The python comes from GYROGATE_PEER_PYTHON (set by Tests/run-tests.sh), else the package's
 /// .venv. Without it the tests skip on a developer's machine and fail under CI=true: CI must
 /// prove the real path.
-final class MetaWearPeer: @unchecked Sendable {
+public final class MetaWearPeer: @unchecked Sendable {
     let process: Process
-    let hciPort: Int
-    let controlPort: Int
+    public let hciPort: Int
+    public let controlPort: Int
 
-    static var packageRoot: URL {
+    public static var packageRoot: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     }
 
-    static func python() throws -> String {
+    public static func python() throws -> String {
         let environment = ProcessInfo.processInfo.environment
         if let path = environment["GYROGATE_PEER_PYTHON"], FileManager.default.isExecutableFile(atPath: path) {
             return path
@@ -32,7 +31,7 @@ final class MetaWearPeer: @unchecked Sendable {
         throw XCTSkip(message)
     }
 
-    init(sensors: Int, hciPort requestedPort: Int = 0, extraArguments: [String] = []) throws {
+    public init(sensors: Int, hciPort requestedPort: Int = 0, extraArguments: [String] = []) throws {
         let python = try Self.python()
         process = Process()
         process.executableURL = URL(fileURLWithPath: python)
@@ -67,11 +66,11 @@ final class MetaWearPeer: @unchecked Sendable {
         controlPort = control
     }
 
-    var transportSpec: String { "tcp:127.0.0.1:\(hciPort)" }
+    public var transportSpec: String { "tcp:127.0.0.1:\(hciPort)" }
 
     /// Sends one control command and returns the reply object; throws when `ok` is false.
     @discardableResult
-    func control(_ request: [String: Any]) throws -> [String: Any] {
+    public func control(_ request: [String: Any]) throws -> [String: Any] {
         let socket = try ControlSocket(port: controlPort)
         defer { socket.close() }
         var data = try JSONSerialization.data(withJSONObject: request)
@@ -88,12 +87,12 @@ final class MetaWearPeer: @unchecked Sendable {
         return object
     }
 
-    func status() throws -> (controller: [String: Any], sensors: [[String: Any]]) {
+    public func status() throws -> (controller: [String: Any], sensors: [[String: Any]]) {
         let reply = try control(["cmd": "status"])
         return (reply["controller"] as? [String: Any] ?? [:], reply["sensors"] as? [[String: Any]] ?? [])
     }
 
-    func stop() {
+    public func stop() {
         _ = try? control(["cmd": "stop"])
         let deadline = Date().addingTimeInterval(2)
         while process.isRunning, Date() < deadline { usleep(20_000) }
