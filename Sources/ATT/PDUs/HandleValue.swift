@@ -2,7 +2,7 @@ import BluetoothWire
 
 /// ATT_HANDLE_VALUE_NTF, Core v5.4, Vol 3, Part F, 3.4.7.1: an unacknowledged value update
 /// (MetaWear sensor data arrives this way).
-public struct HandleValueNotification: ATTPDUParameters {
+public struct HandleValueNotification: HandleValueParameters {
     public static let opcode = ATTOpcode.handleValueNotification
     public var attributeHandle: UInt16
     public var attributeValue: [UInt8]
@@ -11,21 +11,11 @@ public struct HandleValueNotification: ATTPDUParameters {
         self.attributeHandle = attributeHandle
         self.attributeValue = attributeValue
     }
-
-    public init(parameters reader: inout ByteReader) throws(WireError) {
-        attributeHandle = try reader.readUInt16()
-        attributeValue = reader.readRemainingBytes()
-    }
-
-    public func writeParameters(to writer: inout ByteWriter) {
-        writer.writeUInt16(attributeHandle)
-        writer.writeBytes(attributeValue)
-    }
 }
 
 /// ATT_HANDLE_VALUE_IND, Core v5.4, Vol 3, Part F, 3.4.7.2: a value update the client must
 /// confirm with ``HandleValueConfirmation`` before the server sends another.
-public struct HandleValueIndication: ATTPDUParameters {
+public struct HandleValueIndication: HandleValueParameters {
     public static let opcode = ATTOpcode.handleValueIndication
     public var attributeHandle: UInt16
     public var attributeValue: [UInt8]
@@ -33,16 +23,6 @@ public struct HandleValueIndication: ATTPDUParameters {
     public init(attributeHandle: UInt16, attributeValue: [UInt8]) {
         self.attributeHandle = attributeHandle
         self.attributeValue = attributeValue
-    }
-
-    public init(parameters reader: inout ByteReader) throws(WireError) {
-        attributeHandle = try reader.readUInt16()
-        attributeValue = reader.readRemainingBytes()
-    }
-
-    public func writeParameters(to writer: inout ByteWriter) {
-        writer.writeUInt16(attributeHandle)
-        writer.writeBytes(attributeValue)
     }
 }
 

@@ -1,7 +1,7 @@
 import BluetoothWire
 
 /// ATT_WRITE_REQ, Core v5.4, Vol 3, Part F, 3.4.5.1 (e.g. enabling notifications in a CCCD).
-public struct WriteRequest: ATTPDUParameters {
+public struct WriteRequest: HandleValueParameters {
     public static let opcode = ATTOpcode.writeRequest
     public var attributeHandle: UInt16
     public var attributeValue: [UInt8]
@@ -9,16 +9,6 @@ public struct WriteRequest: ATTPDUParameters {
     public init(attributeHandle: UInt16, attributeValue: [UInt8]) {
         self.attributeHandle = attributeHandle
         self.attributeValue = attributeValue
-    }
-
-    public init(parameters reader: inout ByteReader) throws(WireError) {
-        attributeHandle = try reader.readUInt16()
-        attributeValue = reader.readRemainingBytes()
-    }
-
-    public func writeParameters(to writer: inout ByteWriter) {
-        writer.writeUInt16(attributeHandle)
-        writer.writeBytes(attributeValue)
     }
 }
 
@@ -35,7 +25,7 @@ public struct WriteResponse: ATTPDUParameters {
 
 /// ATT_WRITE_CMD, Core v5.4, Vol 3, Part F, 3.4.5.3: a write without response. MetaWear
 /// commands travel this way.
-public struct WriteCommand: ATTPDUParameters {
+public struct WriteCommand: HandleValueParameters {
     public static let opcode = ATTOpcode.writeCommand
     public var attributeHandle: UInt16
     public var attributeValue: [UInt8]
@@ -43,15 +33,5 @@ public struct WriteCommand: ATTPDUParameters {
     public init(attributeHandle: UInt16, attributeValue: [UInt8]) {
         self.attributeHandle = attributeHandle
         self.attributeValue = attributeValue
-    }
-
-    public init(parameters reader: inout ByteReader) throws(WireError) {
-        attributeHandle = try reader.readUInt16()
-        attributeValue = reader.readRemainingBytes()
-    }
-
-    public func writeParameters(to writer: inout ByteWriter) {
-        writer.writeUInt16(attributeHandle)
-        writer.writeBytes(attributeValue)
     }
 }
