@@ -45,7 +45,8 @@ let package = Package(
         ),
         .target(
             name: "GyroStore",
-            dependencies: [.product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")],
+            dependencies: [.product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                           .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .target(
@@ -68,6 +69,7 @@ let package = Package(
             swiftSettings: strict
         ),
         // libmosquitto (apt: libmosquitto-dev), the MQTT client library.
+        .systemLibrary(name: "CMalloc"),
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .target(
             name: "MQTTPublisher",
@@ -81,7 +83,7 @@ let package = Package(
         .target(
             name: "Daemon",
             dependencies: [
-                "GatewayConfig", "GyroStore", "Capture", "Admin", "MQTTPublisher", "Sensors", "BLEHost", "MetaWear",
+                "GatewayConfig", "GyroStore", "Capture", "Admin", "MQTTPublisher", "Sensors", "BLEHost", "MetaWear", "CMalloc",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -142,7 +144,7 @@ let package = Package(
         // `swift run -c release mqtt-bench [DOCUMENTS]`
         .executableTarget(
             name: "mqtt-bench",
-            dependencies: ["Capture", "GyroStore", "MQTTPublisher", "CMosquitto", "TestSupport", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Capture", "GyroStore", "MQTTPublisher", "Daemon", "CMosquitto", "TestSupport", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Benchmarks/MQTTBench"
         ),
         .testTarget(

@@ -26,6 +26,7 @@ public struct GatewayDaemon: Sendable {
     public var version = "0.0.0"
 
     public init(configuration: GatewayConfiguration, logger: Logger) throws {
+        LargeDocumentAllocator.configure()
         self.configuration = configuration
         self.logger = logger
         store = try GyroStore.open(directory: configuration.dataDirectory, maxBytes: configuration.retention.maxStoreBytes, logger: logger)

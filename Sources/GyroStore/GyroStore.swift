@@ -59,12 +59,26 @@ public struct GyroStore: Sendable {
         try Self.migrator.migrate(writer)
     }
 
+    /// Bytes of the file that read-only connections map into memory.
+    ///
+    /// Why: the publisher reads every document back (chunk documents are ~140 KB, 35 overflow
+    /// pages); through `pread` that costs a system call and a copy per page, and draining a
+    /// backlog spent more time there than in sending. Mapped, a page is read in place (one pass
+    /// over 5,000 chunk documents: 0.44 s through `pread`, 0.21 s mapped). Only readers map:
+    /// writes keep going through the WAL. The trade-off, from SQLite's documentation: a disk
+    /// read error on a mapped page is a SIGBUS (the service restarts and checks the file)
+    /// instead of an error. The size is SQLite's default compile-time ceiling (~2 GiB).
+    static let readerMappedBytes: Int64 = 0x7FFF_0000
+
     static func makeConfiguration() -> Configuration {
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.busyMode = .timeout(5)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
+            if db.configuration.readonly {
+                try db.execute(sql: "PRAGMA mmap_size = \(readerMappedBytes)")
+            }
         }
         return configuration
     }

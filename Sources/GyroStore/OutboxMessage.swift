@@ -12,6 +12,18 @@ public struct OutboxMessage: Sendable, Equatable {
     public var properties: String?
     public var device: String?
     public var createdAt: Double
+
+    public init(seq: Int64, topic: String, qos: Int, retain: Bool, payload: [UInt8],
+                properties: String? = nil, device: String? = nil, createdAt: Double) {
+        self.seq = seq
+        self.topic = topic
+        self.qos = qos
+        self.retain = retain
+        self.payload = payload
+        self.properties = properties
+        self.device = device
+        self.createdAt = createdAt
+    }
 }
 
 /// How much is waiting for the broker.

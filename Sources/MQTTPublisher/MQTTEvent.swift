@@ -17,8 +17,8 @@ enum MQTTEvent: Sendable {
     case connected(generation: Int, reason: Int32, sessionPresent: Bool)
     /// The connection is gone; `reason` is a v5 reason code (>= 128) or a `MOSQ_ERR_*` value.
     case disconnected(generation: Int, reason: Int32)
-    /// PUBACK for QoS 1 (or "written" for QoS 0); `reason` is the v5 PUBACK reason code.
-    case published(generation: Int, mid: Int32, reason: Int32)
+    /// The connection's `DeliveryWindow` has outcomes (PUBACKs) to `take()`.
+    case windowProgress(generation: Int)
     case outboxChanged
     /// A batch of acknowledged rows was removed from the store.
     case acknowledgedRemoved

@@ -104,16 +104,13 @@ extension MQTTPublisher {
 
     /// A new connection starts again from the first unacknowledged row.
     func resetDelivery() {
-        cursor = 0
-        buffered = []
         fetchCursor = 0
         fetchEpoch += 1
         fetching = false
         exhausted = false
-        resyncQueue = []
-        inFlight = [:]
+        queued = 0
         windowed = 0
-        refused = []
+        lastHandedSeq = 0
         status.inFlight = 0
     }
 

@@ -3,34 +3,59 @@ import Foundation
 import GyroStore
 
 extension MQTTPublisher {
-    /// Rows read from the store at a time. Reading stays up to one page ahead of what is
-    /// handed over, so a slow read (large documents, an fsync for the removed rows) does not
-    /// let the window run dry: memory for up to two pages of documents (~18 MB of 140 KB chunks).
+    /// Rows read from the store at a time. The window's queue is kept at most about two pages
+    /// deep, so a slow read (large documents, an fsync for the removed rows) does not let it
+    /// run dry: memory for up to ~18 MB of 140 KB chunk documents.
     var pageSize: Int { max(configuration.inFlightWindow * 2, 64) }
 
-    /// Hands rows to libmosquitto until the window is full. Resync documents go first.
+    /// Keeps the window's queue stocked and removes acknowledged rows in batches.
     ///
-    /// The store is read one page ahead, in a task of its own (`fetchPage`), so PUBACKs keep
-    /// being handled and the window stays full while SQLite works; acknowledged rows are
-    /// removed in batches by another task (`removeAcknowledged`).
+    /// The store is read one page ahead, in a task of its own (`fetchPage`); acknowledged rows
+    /// are removed by another (`removeAcknowledged`), so the actor stays free for outcomes.
     func fill() async {
-        while connected, phase == .running, windowed < configuration.inFlightWindow {
-            if !resyncQueue.isEmpty {
-                let message = resyncQueue.removeFirst()
-                guard publish(message, flight: .resync) else { return }
-                continue
-            }
-            guard !buffered.isEmpty else { break }
-            let message = buffered.removeFirst()
-            guard publish(message, flight: .outbox(seq: message.seq, qos: message.qos)) else { return }
-            cursor = message.seq
-        }
-        if connected, phase == .running, buffered.count < pageSize, !fetching, !exhausted {
+        if connected, phase == .running, queued < pageSize, !fetching, !exhausted {
             fetchPage()
         }
-        // Acknowledged rows are removed in batches (one transaction and fsync each), at once when idle.
+        // One transaction and fsync per batch; at once when nothing is in flight.
         if !removing, acked.count >= 256 || (windowed == 0 && !acked.isEmpty) {
             removeAcknowledged()
+        }
+        resumeIdleWaiters()
+    }
+
+    /// Takes in a window report: acknowledged rows, refusals, a failed publish, the counts.
+    func apply(_ report: DeliveryWindow.Report) async {
+        queued = report.queued
+        windowed = report.inFlight
+        lastHandedSeq = max(lastHandedSeq, report.lastHandedSeq)
+        status.published += report.published
+        status.inFlight = report.inFlight
+        for outcome in report.outcomes {
+            switch outcome {
+            case let .outbox(seq, reason) where reason >= 128:
+                // The row stays in the outbox and is sent again on the next connection.
+                status.rejected += 1
+                let error = MQTTError(kind: .publishFailed, message: String(cString: mosquitto_reason_string(reason)), code: reason)
+                status.lastError = error.snapshot
+                logger.error("broker refused a publish; the row stays in the outbox", metadata: ["seq": "\(seq)", "error": "\(error)"])
+            case let .outbox(seq, _):
+                acked.append(seq)
+                status.acknowledged += 1
+            case .resync:
+                break
+            case let .presence(mid):
+                if case .goingOffline(mid) = phase { phase = .stopped }
+            }
+        }
+        if let failure = report.failure {
+            // The connection is failing: its disconnect event follows, and the rows are resent.
+            status.lastError = failure.snapshot
+            logger.error("publish failed", metadata: ["error": "\(failure)"])
+        }
+        if phase == .draining {
+            await shutdownProgress()
+        } else {
+            await fill()
         }
     }
 
@@ -77,84 +102,23 @@ extension MQTTPublisher {
         }
     }
 
-    /// A page read by `fetchPage`; dropped if delivery restarted meanwhile.
+    /// A page read by `fetchPage`, queued in the window; dropped if delivery restarted meanwhile.
     func pageArrived(epoch: Int, outboxVersion version: Int, rows: [OutboxMessage]?) async {
         logger.trace("outbox page", metadata: ["rows": "\(rows?.count ?? -1)", "epoch": "\(epoch)", "current": "\(fetchEpoch)"])
         guard epoch == fetchEpoch else { return }
         fetching = false
         guard let rows else { return }
         if let last = rows.last {
-            buffered += rows
             fetchCursor = last.seq
+            if let connection, phase == .running {
+                await apply(connection.window.offer(rows) { .outbox(seq: $0.seq, qos: $0.qos) })
+                return
+            }
         } else {
             // Drained, unless rows were committed while the page was read.
             exhausted = version == outboxVersion
         }
         await fill()
-    }
-
-    var inFlightOutboxRows: Int {
-        inFlight.values.reduce(0) { count, flight in if case .outbox = flight { count + 1 } else { count } }
-    }
-
-    /// Publishes one message; false when libmosquitto refused it (the connection is failing:
-    /// its disconnect event follows, and the row is resent on the next connection).
-    func publish(_ message: OutboxMessage, flight: Flight) -> Bool {
-        guard let connection else { return false }
-        let topic = configuration.topicPrefix + message.topic
-        let properties = MessageProperties.make(v5: connection.v5, gatewayId: configuration.gatewayId, path: message.topic,
-                                                expiry: MessageProperties.expiry(message.properties) ?? configuration.messageExpirySeconds)
-        defer { MessageProperties.free(properties) }
-        let (rc, mid) = connection.publish(topic: topic, payload: message.payload, qos: message.qos, retain: message.retain, properties: properties)
-        // NO_CONN: queued inside libmosquitto (bounded by the window); the handle is dropped on disconnect.
-        guard rc == Int32(MOSQ_ERR_SUCCESS.rawValue) || rc == Int32(MOSQ_ERR_NO_CONN.rawValue) else {
-            status.lastError = MQTTError(kind: .publishFailed, message: "\(topic): \(String(cString: mosquitto_strerror(rc)))", code: rc).snapshot
-            logger.error("publish failed", metadata: ["topic": "\(topic)", "error": "\(String(cString: mosquitto_strerror(rc)))"])
-            return false
-        }
-        if case let .outbox(seq, qos) = flight {
-            status.published += 1
-            if qos == 0 {
-                acked.append(seq)
-                status.acknowledged += 1
-                return true
-            }
-        }
-        inFlight[mid] = flight
-        windowed += 1
-        status.inFlight = windowed
-        return true
-    }
-
-    /// A PUBACK: the row is done (removed with the next batch). A v5 reason >= 128 means the
-    /// broker refused the message: it stays in the outbox and is retried on the next connection.
-    func acknowledged(mid: Int32, reason: Int32) async {
-        guard let flight = inFlight.removeValue(forKey: mid) else { return }
-        switch flight {
-        case .presence:
-            if case .goingOffline(mid) = phase { phase = .stopped }
-            return
-        case let .outbox(seq, _):
-            if reason >= 128 {
-                refused.insert(seq)
-                status.rejected += 1
-                let error = MQTTError(kind: .publishFailed, message: String(cString: mosquitto_reason_string(reason)), code: reason)
-                status.lastError = error.snapshot
-                logger.error("broker refused a publish; the row stays in the outbox", metadata: ["seq": "\(seq)", "error": "\(error)"])
-            } else {
-                acked.append(seq)
-                status.acknowledged += 1
-            }
-        case .resync:
-            break
-        }
-        windowed -= 1
-        status.inFlight = windowed
-        if phase == .draining {
-            await shutdownProgress()
-        } else {
-            await fill()
-        }
     }
 
     /// Removes acknowledged rows from the store, in one transaction.
@@ -170,19 +134,19 @@ extension MQTTPublisher {
         }
     }
 
-    /// Queues every retained document for re-sending before further outbox rows. Rows
-    /// already fetched are dropped and re-read, so none older than the snapshot follows it.
+    /// Sends every retained document before further outbox rows. Rows already queued are
+    /// dropped and read again after the snapshot, so none older than it follows it.
     func startResync() async {
+        guard let connection else { return }
         do {
             let documents = try await store.retainedDocuments()
-            resyncQueue = documents
-            // Rows already read may be older than the snapshot: read them again after it.
-            buffered = []
-            fetchCursor = cursor
+            let report = connection.window.replaceQueue(with: documents, as: .resync)
+            fetchCursor = max(lastHandedSeq, report.lastHandedSeq)
             fetchEpoch += 1
             fetching = false
             exhausted = false
             logger.info("re-asserting retained documents", metadata: ["documents": "\(documents.count)"])
+            await apply(report)
         } catch {
             logger.error("cannot list retained documents for resync", metadata: ["error": "\(error)"])
         }

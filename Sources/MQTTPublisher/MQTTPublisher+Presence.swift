@@ -14,11 +14,9 @@ extension MQTTPublisher {
         } else {
             body = #"{"state":"offline"}"#
         }
-        let properties = MessageProperties.make(v5: connection.v5, gatewayId: configuration.gatewayId, path: nil, expiry: nil)
-        defer { MessageProperties.free(properties) }
-        let (rc, mid) = connection.publish(topic: configuration.statusTopic, payload: Array(body.utf8), qos: 1, retain: true, properties: properties)
-        if rc == Int32(MOSQ_ERR_SUCCESS.rawValue) {
-            inFlight[mid] = .presence
+        let message = OutboxMessage(seq: 0, topic: configuration.statusPath, qos: 1, retain: true,
+                                    payload: Array(body.utf8), properties: nil, device: nil, createdAt: Date().timeIntervalSince1970)
+        if let mid = connection.window.publishNow(message, flight: .presence) {
             if !online { phase = .goingOffline(mid: mid) }
         } else if !online {
             phase = .stopped

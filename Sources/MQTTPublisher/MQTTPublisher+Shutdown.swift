@@ -15,7 +15,12 @@ extension MQTTPublisher {
         phase = .draining
         logger.info("stopping: waiting for outstanding acknowledgements", metadata: ["inFlight": "\(windowed)"])
         scheduleShutdownTimeout()
-        await shutdownProgress()
+        // No further rows: only the publishes already handed over are awaited.
+        if let connection {
+            await apply(connection.window.replaceQueue(with: [], as: .resync))
+        } else {
+            await shutdownProgress()
+        }
     }
 
     func scheduleShutdownTimeout() {
@@ -62,6 +67,7 @@ extension MQTTPublisher {
             await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in connection.closeInBackground { done.resume() } }
         }
         continuation.finish()
+        resumeIdleWaiters(force: true)
         logger.info("publisher stopped", metadata: ["published": "\(status.published)", "acknowledged": "\(status.acknowledged)"])
     }
 }

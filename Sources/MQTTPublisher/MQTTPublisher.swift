@@ -1,14 +1,19 @@
 // MQTTPublisher: drains the store's outbox to an MQTT broker through libmosquitto.
 //
 // Threading model
-// - The `MQTTPublisher` actor owns all state. Its `run()` is the only consumer of one
-//   `AsyncStream<MQTTEvent>`, and handles each event to completion before the next, so the
+// - The `MQTTPublisher` actor owns the delivery state: connection lifecycle, store reads,
+//   acknowledged rows awaiting removal, status. Its `run()` is the only consumer of one
+//   `AsyncStream<MQTTEvent>` and handles each event to completion before the next, so the
 //   state machine is never re-entered by its own events (other callers only read `status`).
 // - Each connection runs on a network thread of its own (`MosquittoConnection.open`: connect,
 //   then `mosquitto_loop`, like `mosquitto_loop_start` but reporting how the loop ended).
 //   The C callbacks find their `MosquittoConnection.Context` through `Unmanaged` userdata and
-//   only `yield` into the stream's single continuation: CONNACK, PUBACKs and disconnects
-//   arrive in the order libmosquitto saw them (no `Task` per callback, which could reorder).
+//   `yield` into the stream's single continuation, so CONNACK and disconnects arrive in the
+//   order libmosquitto saw them (no `Task` per callback, which could reorder).
+// - The one exception to "callbacks only yield": the connection's `DeliveryWindow`, a
+//   mutex-guarded queue shared with the actor. The actor offers it rows read from the store;
+//   the PUBACK callback hands the next queued row to libmosquitto on the network thread and
+//   records the outcome, which the actor takes in batches (`.windowProgress`).
 // - `outboxChanged()`, `resync()` and `shutdown()` are nonisolated and also just `yield`.
 // - Blocking libmosquitto calls (connect with its TLS handshake, disconnect + loop_stop)
 //   run on threads of their own, never on the actor or the cooperative pool.
@@ -35,7 +40,6 @@ public actor MQTTPublisher {
     let continuation: AsyncStream<MQTTEvent>.Continuation
 
     enum Phase: Equatable { case running, draining, goingOffline(mid: Int32), stopped }
-    enum Flight { case outbox(seq: Int64, qos: Int), resync, presence }
 
     var phase = Phase.running
     var connection: MosquittoConnection?
@@ -45,11 +49,7 @@ public actor MQTTPublisher {
     var failedAttempts = 0
     /// The last error libmosquitto logged on the current connection.
     var libraryError: String?
-    /// Last outbox seq handed to libmosquitto on this connection.
-    var cursor: Int64 = 0
-    /// Rows read after `cursor`, not yet handed over.
-    var buffered: [OutboxMessage] = []
-    /// Last seq read from the store (`>= cursor`).
+    /// Last seq read from the store on this connection (rows up to it are queued or sent).
     var fetchCursor: Int64 = 0
     /// A page read is under way.
     var fetching = false
@@ -59,18 +59,18 @@ public actor MQTTPublisher {
     var exhausted = false
     /// Counts `outboxChanged()` calls, to tell whether a commit raced an empty read.
     var outboxVersion = 0
-    /// Retained documents still to re-assert on this connection.
-    var resyncQueue: [OutboxMessage] = []
-    var inFlight: [Int32: Flight] = [:]
-    /// Windowed publishes (outbox and resync) in `inFlight`.
+    /// The window's state as of its last report: rows queued, publishes awaiting PUBACK.
+    var queued = 0
     var windowed = 0
+    /// The highest outbox seq handed to libmosquitto on this connection.
+    var lastHandedSeq: Int64 = 0
     /// Acknowledged rows not yet removed from the store (removed in batches).
     var acked: [Int64] = []
     /// A batch of acknowledged rows is being removed.
     var removing = false
-    /// Rows the broker refused: kept in the outbox, retried on the next connection.
-    var refused: Set<Int64> = []
     var timers: [Task<Void, Never>] = []
+    /// Callers of `waitUntilIdle()`, resumed when nothing is left to send.
+    var idleWaiters: [CheckedContinuation<Void, Never>] = []
     public internal(set) var status = PublisherStatus()
 
     public init(store: GyroStore, configuration: PublisherConfiguration, logger: Logger) {
@@ -93,6 +93,25 @@ public actor MQTTPublisher {
     /// Graceful stop: no new rows, wait briefly for PUBACKs, publish "offline", disconnect.
     /// `run()` returns when done.
     public nonisolated func shutdown() { continuation.yield(.shutdown) }
+
+    /// Returns once the outbox is drained on a live connection: every row read, sent and
+    /// acknowledged (or refused by the broker), their removal committed, and no newer commit
+    /// signalled by `outboxChanged()`. Also returns when the publisher stops.
+    public func waitUntilIdle() async {
+        guard !isIdle, phase != .stopped else { return }
+        await withCheckedContinuation { idleWaiters.append($0) }
+    }
+
+    var isIdle: Bool {
+        connected && exhausted && queued == 0 && windowed == 0 && acked.isEmpty && !removing
+    }
+
+    func resumeIdleWaiters(force: Bool = false) {
+        guard !idleWaiters.isEmpty, force || isIdle else { return }
+        let waiters = idleWaiters
+        idleWaiters = []
+        for waiter in waiters { waiter.resume() }
+    }
 
     /// Connects and publishes until `shutdown()` (or cancellation). Call once.
     public func run() async {
@@ -138,9 +157,9 @@ public actor MQTTPublisher {
         case let .disconnected(generation, reason):
             guard generation == self.generation else { return }
             await connectionFailed(.disconnect(reason, beforeConnack: !connected))
-        case let .published(generation, mid, reason):
-            guard generation == self.generation else { return }
-            await acknowledged(mid: mid, reason: reason)
+        case let .windowProgress(generation):
+            guard generation == self.generation, let connection else { return }
+            await apply(connection.window.take())
         case let .connectTimeout(generation):
             guard generation == self.generation, !connected else { return }
             await connectionFailed(MQTTError(kind: .unreachable, message: "no CONNACK within \(configuration.connectTimeout)", code: -1))

@@ -12,13 +12,16 @@ import Foundation
 /// Threading: each connection has one thread of its own: it opens the socket (blocking: DNS,
 /// TCP, TLS handshake, CONNECT), then runs `mosquitto_loop` until closed. Callbacks run on
 /// that network thread and only `yield` into the publisher's event stream, in the order they ran.
-/// `publish` is called from the publisher actor (libmosquitto locks internally).
+/// Publishes go through `window`, from the actor or from the PUBACK callback (libmosquitto
+/// locks internally; the window's own mutex orders the two).
 /// `close()` blocks until the network thread has stopped and must not run on it.
 final class MosquittoConnection: @unchecked Sendable {
     /// The callbacks' userdata: retained until the handle is destroyed.
     final class Context: Sendable {
         let generation: Int
         let continuation: AsyncStream<MQTTEvent>.Continuation
+        /// Set once, right after the handle exists (before any callback can run).
+        nonisolated(unsafe) var window: DeliveryWindow?
         init(generation: Int, continuation: AsyncStream<MQTTEvent>.Continuation) {
             self.generation = generation
             self.continuation = continuation
@@ -29,6 +32,8 @@ final class MosquittoConnection: @unchecked Sendable {
 
     let handle: OpaquePointer
     let context: Unmanaged<Context>
+    /// This connection's publishes in flight and the rows queued behind them.
+    let window: DeliveryWindow
     let v5: Bool
     let generation: Int
     /// Entered while the connection's thread runs.
@@ -46,6 +51,8 @@ final class MosquittoConnection: @unchecked Sendable {
         }
         self.handle = handle
         self.context = context
+        window = DeliveryWindow(handle: handle, v5: v5, configuration: configuration)
+        context.takeUnretainedValue().window = window
         self.v5 = v5
         self.generation = generation
         mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311)
@@ -70,9 +77,12 @@ final class MosquittoConnection: @unchecked Sendable {
             let context = Unmanaged<Context>.fromOpaque(userdata!).takeUnretainedValue()
             context.continuation.yield(.libraryError(generation: context.generation, message: String(cString: message)))
         }
+        // The window publishes the next queued row from here; the actor is woken for the outcomes.
         mosquitto_publish_v5_callback_set(handle) { _, userdata, mid, reason, _ in
             let context = Unmanaged<Context>.fromOpaque(userdata!).takeUnretainedValue()
-            context.continuation.yield(.published(generation: context.generation, mid: mid, reason: reason))
+            if context.window?.completed(mid: mid, reason: reason) == true {
+                context.continuation.yield(.windowProgress(generation: context.generation))
+            }
         }
     }
 
@@ -137,18 +147,6 @@ final class MosquittoConnection: @unchecked Sendable {
     }
 
     private var isClosing: Bool { lock.withLock { closing } }
-
-    /// Publishes one message; returns the libmosquitto result and the message id.
-    func publish(topic: String, payload: [UInt8], qos: Int, retain: Bool, properties: OpaquePointer?) -> (rc: Int32, mid: Int32) {
-        var mid: Int32 = 0
-        let rc = payload.withUnsafeBytes { bytes in
-            if v5 {
-                return mosquitto_publish_v5(handle, &mid, topic, Int32(bytes.count), bytes.baseAddress, Int32(qos), retain, properties)
-            }
-            return mosquitto_publish(handle, &mid, topic, Int32(bytes.count), bytes.baseAddress, Int32(qos), retain)
-        }
-        return (rc, mid)
-    }
 
     /// Sends DISCONNECT if connected (so the broker does not send the will), waits for the
     /// connection's thread to end and frees the handle. Blocking: call it off the actor

@@ -55,6 +55,8 @@ public struct PublisherConfiguration: Sendable {
         self.keepaliveSeconds = keepaliveSeconds
     }
 
-    /// `{topicPrefix}gyrogate/{gatewayId}/status`: retained presence, last will "offline".
-    public var statusTopic: String { topicPrefix + "gyrogate/\(gatewayId)/status" }
+    /// `gyrogate/{gatewayId}/status`: retained presence, last will "offline".
+    public var statusPath: String { "gyrogate/\(gatewayId)/status" }
+    /// `statusPath` under the topic prefix.
+    public var statusTopic: String { topicPrefix + statusPath }
 }

@@ -11,16 +11,24 @@ public final class MosquittoBroker: @unchecked Sendable {
     public let directory: TemporaryDirectory
     let extraLines: [String]
     let persistence: Bool
+    let environment: [String: String]
+    let logEverything: Bool
     var process: ChildProcess?
 
-    public init(persistence: Bool = false, extraLines: [String] = [], port: Int? = nil) throws {
+    public init(persistence: Bool = false, extraLines: [String] = [], port: Int? = nil,
+                environment: [String: String] = [:], logEverything: Bool = true) throws {
+        self.logEverything = logEverything
         self.port = port ?? Self.freePort()
+        self.environment = environment
         self.persistence = persistence
         self.extraLines = extraLines
         directory = try TemporaryDirectory("mosquitto")
     }
 
     public var logFile: String { directory.file("mosquitto.log") }
+
+    /// The running broker's process id (for benchmarks that account its CPU time).
+    public var pid: pid_t? { process?.pid }
 
     public func start() throws {
         guard let executable = Self.executable else { throw BrokerError.notInstalled }
@@ -30,7 +38,7 @@ public final class MosquittoBroker: @unchecked Sendable {
             "max_queued_messages 0",
             "user root",
             "log_dest file \(logFile)",
-            "log_type all",
+            logEverything ? "log_type all" : "log_type notice",
         ]
         if persistence {
             lines += ["persistence true", "persistence_location \(directory.path)/", "autosave_interval 1"]
@@ -38,7 +46,7 @@ public final class MosquittoBroker: @unchecked Sendable {
         lines += extraLines
         let config = directory.file("mosquitto.conf")
         try (lines.joined(separator: "\n") + "\n").write(toFile: config, atomically: true, encoding: .utf8)
-        let process = try ChildProcess(executable, ["-c", config])
+        let process = try ChildProcess(executable, ["-c", config], environment: environment)
         self.process = process
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {

@@ -12,7 +12,11 @@ public final class TemporaryDirectory: @unchecked Sendable {
 
     public func file(_ name: String) -> String { (path as NSString).appendingPathComponent(name) }
 
-    deinit { try? FileManager.default.removeItem(atPath: path) }
+    /// Removes the folder now: top-level code in a benchmark's `main.swift` never deinitialises
+    /// its globals, and a left-over 2.8 GB store per run filled the disk.
+    public func remove() { try? FileManager.default.removeItem(atPath: path) }
+
+    deinit { remove() }
 }
 
 /// A logger that stays quiet unless `GYROGATE_TEST_LOG` is set.

@@ -1,13 +1,21 @@
-// `swift run -c release mqtt-bench [DOCUMENTS] [WINDOW]`
+// `swift run -c release mqtt-bench [DOCUMENTS] [WINDOW] [--pinned-broker] [--default-allocator]`
 //
 // Starts its own mosquitto on a free loopback port, fills a store's outbox with DOCUMENTS
-// (default 20,000) chunk documents of 2,000 points each (~125 KB of JSON, rendered by the
-// Capture module's DocumentRenderer), then times draining them at QoS 1 through the
-// MQTTPublisher. As the baseline, in the same run: a bare libmosquitto publisher sending the
-// same payloads with the same in-flight window, awaiting every PUBACK. Reports documents/s
-// and the ratio publisher / baseline.
+// (default 20,000) chunk documents of 2,000 points each (~140 KB of JSON, rendered by the
+// Capture module's DocumentRenderer), then, in the same run and against the same broker:
+//   1. the MQTTPublisher draining the outbox at QoS 1, rows deleted after their PUBACK;
+//   2. "store reads": a bare libmosquitto publisher fed with the same documents read back
+//      from the store (the cost of SQLite reads without the publisher's bookkeeping);
+//   3. the baseline: a bare libmosquitto publisher of the same payloads held in memory.
+// All use the same in-flight window and await every PUBACK. Reports documents/s, CPU time per
+// document (this process and the broker) and the ratio publisher / baseline.
+//
+// `--pinned-broker` fixes the broker's glibc allocator thresholds: a stock mosquitto spends
+// either ~30 or ~150 µs of CPU per 140 KB publish depending on its allocation history, which
+// moves the ratio between runs. Pinned, the broker is always fast and the client is measured.
 import CMosquitto
 import Capture
+import Daemon
 import Foundation
 import GyroStore
 import Logging
@@ -15,13 +23,20 @@ import MQTTPublisher
 import TestSupport
 
 let arguments = CommandLine.arguments
-let count = arguments.count > 1 ? Int(arguments[1]) ?? 20_000 : 20_000
-let window = arguments.count > 2 ? Int(arguments[2]) ?? 20 : 20
+let numbers = arguments.dropFirst().compactMap { Int($0) }
+let count = numbers.first ?? 20_000
+let window = numbers.dropFirst().first ?? 20
 var logger = Logger(label: "mqtt-bench")
 logger.logLevel = .error
 
-let broker = try MosquittoBroker()
-try broker.start()
+// The gateway's allocator settings (GatewayDaemon sets them); `--default-allocator` measures without.
+if !arguments.contains("--default-allocator") { LargeDocumentAllocator.configure() }
+// Logging as deployed (not every packet, as the tests' brokers do).
+let pinnedBroker = arguments.contains("--pinned-broker")
+let mqttBroker = try MosquittoBroker(environment: pinnedBroker ? [
+    "GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=4194304:glibc.malloc.trim_threshold=33554432",
+] : [:], logEverything: false)
+try mqttBroker.start()
 let directory = try TemporaryDirectory("mqtt-bench")
 let store = try GyroStore.open(directory: directory.path, maxBytes: 1 << 40, logger: logger)
 
@@ -48,16 +63,17 @@ func renderChunk(_ n: Int) -> (String, [UInt8]) {
     return (chunk.id, renderer.chunk(chunk, session: session, samples: samples[...]))
 }
 
-print("mqtt-bench: \(count) chunk documents, in-flight window \(window), mosquitto on 127.0.0.1:\(broker.port)")
+print("mqtt-bench: \(count) chunk documents, in-flight window \(window), mosquitto on 127.0.0.1:\(mqttBroker.port)\(pinnedBroker ? " (allocator pinned)" : "")")
 let fillStart = ContinuousClock.now
 var totalBytes = 0
-var baselinePayloads: [[UInt8]] = []
+var paths: [DocumentPath] = []
 var batch = StoreChanges()
 for n in 0..<count {
     let (id, body) = renderChunk(n)
     totalBytes += body.count
-    if baselinePayloads.count < 200 { baselinePayloads.append(body) }
-    batch.documents.append(DocumentWrite(path: try DocumentPath("realtime_data/\(id)"), body: body, retain: false, device: session.device))
+    let path = try DocumentPath("realtime_data/\(id)")
+    paths.append(path)
+    batch.documents.append(DocumentWrite(path: path, body: body, retain: false, device: session.device))
     if batch.documents.count == 250 || n == count - 1 {
         try await store.commit(batch)
         batch = StoreChanges()
@@ -70,86 +86,169 @@ func seconds(_ duration: Duration) -> Double {
     Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
 }
 
-// MARK: - Baseline: bare libmosquitto, same window, awaiting PUBACKs
-
-final class Baseline: @unchecked Sendable {
-    let credits: DispatchSemaphore
-    let done = DispatchSemaphore(value: 0)
-    let lock = NSLock()
-    var acked = 0
-    var connected = DispatchSemaphore(value: 0)
-    init(window: Int) { credits = DispatchSemaphore(value: window) }
+/// With MQTT_BENCH_MARKS set, prints CLOCK_MONOTONIC times of the phases, to cut a profile
+/// (`perf record -k CLOCK_MONOTONIC`, then `perf report --time A,B`).
+func mark(_ label: String) {
+    guard ProcessInfo.processInfo.environment["MQTT_BENCH_MARKS"] != nil else { return }
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    print(String(format: "mark %@: %d.%06d", label, now.tv_sec, now.tv_nsec / 1000))
 }
 
-func runBaseline(payloads: [[UInt8]], count: Int, port: Int, window: Int) -> Duration {
-    _ = mosquitto_lib_init()
-    let state = Baseline(window: window)
-    let handle = mosquitto_new("bench-baseline", true, Unmanaged.passUnretained(state).toOpaque())!
-    mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V5)
-    mosquitto_connect_v5_callback_set(handle) { _, userdata, _, _, _ in
-        Unmanaged<Baseline>.fromOpaque(userdata!).takeUnretainedValue().connected.signal()
+/// CPU seconds (user + system) of this process and of the broker, for the cost per document
+/// on each side independently of how the two cores were shared.
+struct CPUTimes {
+    var own: Double
+    var broker: Double
+
+    static func now() -> CPUTimes {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        let own = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+        return CPUTimes(own: own, broker: brokerSeconds())
     }
-    mosquitto_publish_v5_callback_set(handle) { _, userdata, _, _, _ in
-        let state = Unmanaged<Baseline>.fromOpaque(userdata!).takeUnretainedValue()
-        state.credits.signal()
-        state.done.signal()
+
+    static func brokerSeconds() -> Double {
+        guard let pid = mqttBroker.pid, let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return 0 }
+        // Fields after the command name: state is field 3; utime and stime are fields 14 and 15.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
-    mosquitto_connect_bind_v5(handle, "127.0.0.1", Int32(port), 30, nil, nil)
-    mosquitto_loop_start(handle)
-    state.connected.wait()
-    let start = ContinuousClock.now
-    for n in 0..<count {
-        state.credits.wait()
-        let payload = payloads[n % payloads.count]
-        let topic = "realtime_data/baseline-\(n)"
-        _ = payload.withUnsafeBytes { bytes in
-            mosquitto_publish_v5(handle, nil, topic, Int32(bytes.count), bytes.baseAddress, 1, false, nil)
+
+    static func - (a: CPUTimes, b: CPUTimes) -> CPUTimes { CPUTimes(own: a.own - b.own, broker: a.broker - b.broker) }
+}
+
+/// One timed phase: wall time and CPU time.
+struct Phase {
+    var wall: Duration
+    var cpu: CPUTimes
+    var rate: Double { Double(count) / seconds(wall) }
+
+    static func measure(_ label: String, _ body: () async throws -> Void) async rethrows -> Phase {
+        mark("\(label) start")
+        let cpu = CPUTimes.now(), start = ContinuousClock.now
+        try await body()
+        let phase = Phase(wall: ContinuousClock.now - start, cpu: CPUTimes.now() - cpu)
+        mark("\(label) end")
+        return phase
+    }
+
+    func line(_ label: String) -> String {
+        String(format: "%@ %8.0f documents/s  (%.2f s, %4.0f MB/s; CPU per document: %3.0f µs here + %3.0f µs broker)",
+               label, rate, seconds(wall), rate * averageKB / 1000, cpu.own / Double(count) * 1e6, cpu.broker / Double(count) * 1e6)
+    }
+}
+
+// MARK: - Bare libmosquitto publishers (same window, awaiting PUBACKs)
+
+/// Where a bare publisher takes its payloads: in memory, or read from the store by a task of
+/// its own (bounded: at most 128 documents ahead).
+final class PayloadSource: @unchecked Sendable {
+    private let lock = NSLock()
+    private var queue: [[UInt8]] = []
+    private let items = DispatchSemaphore(value: 0)
+    private let space = DispatchSemaphore(value: 128)
+    private let payloads: [[UInt8]]?
+
+    init(payloads: [[UInt8]]) { self.payloads = payloads }
+
+    /// Reads the documents from the store one by one, ahead of the publisher.
+    init(reading paths: [DocumentPath], from store: GyroStore) {
+        payloads = nil
+        Task.detached { [self] in
+            for path in paths { put((try? await store.document(path)) ?? []) }
         }
     }
-    for _ in 0..<count { state.done.wait() }
-    let elapsed = ContinuousClock.now - start
-    mosquitto_disconnect(handle)
-    mosquitto_loop_stop(handle, false)
-    mosquitto_destroy(handle)
-    return elapsed
-}
 
-// MARK: - The publisher, draining the store's outbox
-
-if ProcessInfo.processInfo.environment["MQTT_BENCH_PROBE"] != nil {
-    // Where the time goes: reading every row in pages, without publishing or deleting.
-    let probeStart = ContinuousClock.now
-    var after: Int64 = 0
-    var rows = 0
-    while true {
-        let page = try await store.pendingOutbox(after: after, limit: 64)
-        guard let last = page.last else { break }
-        after = last.seq
-        rows += page.count
+    private func put(_ payload: [UInt8]) {
+        space.wait()
+        lock.withLock { queue.append(payload) }
+        items.signal()
     }
-    print("probe: read \(rows) rows in pages of 64: \(ContinuousClock.now - probeStart)")
+
+    func payload(_ n: Int) -> [UInt8] {
+        if let payloads { return payloads[n] }
+        items.wait()
+        defer { space.signal() }
+        return lock.withLock { queue.removeFirst() }
+    }
 }
 
-var configuration = PublisherConfiguration(host: "127.0.0.1", port: broker.port, clientId: "bench-publisher", gatewayId: "bench")
+final class BarePublisher: @unchecked Sendable {
+    let credits: DispatchSemaphore
+    let done = DispatchSemaphore(value: 0)
+    let connected = DispatchSemaphore(value: 0)
+    init(window: Int) { credits = DispatchSemaphore(value: window) }
+
+    /// Connects, publishes `count` payloads at QoS 1 with at most `window` unacknowledged,
+    /// waits for the last PUBACK and disconnects. Blocking: run it on a thread of its own.
+    static func run(_ source: PayloadSource, clientId: String) {
+        let state = BarePublisher(window: window)
+        let handle = mosquitto_new(clientId, true, Unmanaged.passUnretained(state).toOpaque())!
+        mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V5)
+        mosquitto_connect_v5_callback_set(handle) { _, userdata, _, _, _ in
+            Unmanaged<BarePublisher>.fromOpaque(userdata!).takeUnretainedValue().connected.signal()
+        }
+        mosquitto_publish_v5_callback_set(handle) { _, userdata, _, _, _ in
+            let state = Unmanaged<BarePublisher>.fromOpaque(userdata!).takeUnretainedValue()
+            state.credits.signal()
+            state.done.signal()
+        }
+        mosquitto_connect_bind_v5(handle, "127.0.0.1", Int32(mqttBroker.port), 30, nil, nil)
+        mosquitto_loop_start(handle)
+        state.connected.wait()
+        for n in 0..<count {
+            state.credits.wait()
+            let payload = source.payload(n)
+            let topic = "realtime_data/\(clientId)-\(n)"
+            _ = payload.withUnsafeBytes { bytes in
+                mosquitto_publish_v5(handle, nil, topic, Int32(bytes.count), bytes.baseAddress, 1, false, nil)
+            }
+        }
+        for _ in 0..<count { state.done.wait() }
+        mosquitto_disconnect(handle)
+        mosquitto_loop_stop(handle, false)
+        mosquitto_destroy(handle)
+    }
+}
+
+func onThread(_ body: @escaping @Sendable () -> Void) async {
+    await withCheckedContinuation { (finished: CheckedContinuation<Void, Never>) in
+        Thread { body(); finished.resume() }.start()
+    }
+}
+
+// MARK: - The three phases
+
+_ = mosquitto_lib_init()
+var configuration = PublisherConfiguration(host: "127.0.0.1", port: mqttBroker.port, clientId: "bench-publisher", gatewayId: "bench")
 configuration.inFlightWindow = window
 let publisher = MQTTPublisher(store: store, configuration: configuration, logger: logger)
-let drainStart = ContinuousClock.now
-let running = Task { await publisher.run() }
-while try await store.outboxStats().depth > 0 { try await Task.sleep(for: .milliseconds(5)) }
-let drained = ContinuousClock.now - drainStart
+var running: Task<Void, Never>?
+let drain = await Phase.measure("publisher") {
+    running = Task { await publisher.run() }
+    await publisher.waitUntilIdle()
+}
 let status = await publisher.status
 publisher.shutdown()
-await running.value
+await running?.value
 
-let payloads = baselinePayloads
-let brokerPort = broker.port
-let baseline = await Task.detached { runBaseline(payloads: payloads, count: count, port: brokerPort, window: window) }.value
+// The same documents (the outbox is empty now), read back from the store while publishing.
+let storeSource = PayloadSource(reading: paths, from: store)
+let pages = await Phase.measure("store reads") { await onThread { BarePublisher.run(storeSource, clientId: "bench-reads") } }
 
-let publisherRate = Double(count) / seconds(drained)
-let baselineRate = Double(count) / seconds(baseline)
-print(String(format: "publisher (store outbox -> MQTT v5 QoS 1, deleted after PUBACK): %8.0f documents/s  (%.2f s, %.0f MB/s, acknowledged %d)",
-             publisherRate, seconds(drained), publisherRate * averageKB / 1000, status.acknowledged))
-print(String(format: "baseline  (bare libmosquitto, same payloads and window):        %8.0f documents/s  (%.2f s, %.0f MB/s)",
-             baselineRate, seconds(baseline), baselineRate * averageKB / 1000))
-print(String(format: "ratio publisher / baseline: %.2f (target >= 0.8)", publisherRate / baselineRate))
-broker.stop()
+// The baseline's payloads: the very bodies the publisher sent, read back before timing.
+var payloads: [[UInt8]] = []
+for path in paths { payloads.append(try await store.document(path) ?? []) }
+let memorySource = PayloadSource(payloads: payloads)
+let baseline = await Phase.measure("baseline") { await onThread { BarePublisher.run(memorySource, clientId: "bench-baseline") } }
+payloads = []
+
+print(drain.line("publisher (outbox, QoS 1, delete on PUBACK):"), "acknowledged \(status.acknowledged)")
+print(pages.line("store reads -> bare libmosquitto:           "))
+print(baseline.line("baseline (bare libmosquitto, in memory):    "))
+print(String(format: "ratio publisher / baseline: %.2f (target >= 0.8); store reads / baseline: %.2f", drain.rate / baseline.rate, pages.rate / baseline.rate))
+mqttBroker.stop()
+directory.remove()
