@@ -28,6 +28,7 @@ extension AdminAPI {
         text.add("sessions_open", .gauge, "Sessions open now.", open.count)
         text.add("outbox_depth", .gauge, "Outbox rows not yet acknowledged by the broker.", outbox.depth)
         text.add("outbox_bytes", .gauge, "Payload bytes in the outbox.", outbox.bytes)
+        text.add("outbox_parked", .gauge, "Outbox rows the broker refused repeatedly, kept but not sent until a resync.", outbox.parked)
         text.add("outbox_oldest_age_seconds", .gauge, "Age of the oldest outbox row.",
                  outbox.oldestCreatedAt.map { max(0, Date().timeIntervalSince1970 - $0) } ?? 0)
         text.add("store_bytes", .gauge, "Bytes used by the store's live pages.", used)

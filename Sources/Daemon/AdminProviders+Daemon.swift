@@ -31,7 +31,7 @@ extension AdminProviders {
             },
             resync: {
                 publisher.resync()
-                return "resync requested: every retained document will be published again"
+                return "resync requested: every retained document will be published again, and rows parked after repeated refusals are retried"
             })
     }
 }

@@ -70,6 +70,15 @@ extension GyroStore {
                 t.column("value", .integer).notNull()
             }
         }
+        // Rows the broker keeps refusing (an ACL, a quota) are parked instead of being resent on
+        // every connection forever: kept, counted, and retried on request.
+        migrator.registerMigration("v2-outbox-parking") { db in
+            try db.alter(table: "outbox") { t in
+                t.add(column: "refusals", .integer).notNull().defaults(to: 0)
+                t.add(column: "parkedAt", .double)
+                t.add(column: "parkedReason", .text)
+            }
+        }
         return migrator
     }
 }

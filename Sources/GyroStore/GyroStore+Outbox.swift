@@ -20,7 +20,7 @@ extension GyroStore {
                 SELECT o.seq, o.topic, o.qos, o.retain, o.properties, o.device, o.createdAt, o.payload,
                        o.documentVersion, d.version AS currentVersion, d.rowid, length(d.body)
                 FROM outbox o LEFT JOIN document d ON d.path = o.documentPath
-                WHERE o.seq > ? ORDER BY o.seq LIMIT ?
+                WHERE o.seq > ? AND o.parkedAt IS NULL ORDER BY o.seq LIMIT ?
                 """, arguments: [seq, limit])
             var bodies = BodyReader(db)
             defer { bodies.close() }
@@ -67,8 +67,54 @@ extension GyroStore {
 
     public func outboxStats() async throws(StoreError) -> OutboxStats {
         try await read("measuring the outbox") { db in
-            let row = try Row.fetchOne(db, sql: "SELECT COUNT(*) AS depth, COALESCE(SUM(bytes), 0) AS bytes, MIN(createdAt) AS oldest FROM outbox")
-            return OutboxStats(depth: row?["depth"] ?? 0, bytes: row?["bytes"] ?? 0, oldestCreatedAt: row?["oldest"])
+            let row = try Row.fetchOne(db, sql: """
+                SELECT COUNT(*) AS depth, COALESCE(SUM(bytes), 0) AS bytes, MIN(createdAt) AS oldest,
+                       COUNT(parkedAt) AS parked, MAX(parkedAt) AS lastParked
+                FROM outbox
+                """)
+            var stats = OutboxStats(depth: row?["depth"] ?? 0, bytes: row?["bytes"] ?? 0, oldestCreatedAt: row?["oldest"])
+            stats.parked = row?["parked"] ?? 0
+            if stats.parked > 0 {
+                stats.lastParkedReason = try String.fetchOne(db, sql: "SELECT parkedReason FROM outbox WHERE parkedAt IS NOT NULL ORDER BY parkedAt DESC, seq DESC LIMIT 1")
+            }
+            return stats
+        }
+    }
+
+    /// The broker refused these rows (a PUBACK reason >= 128). A row refused `parkAfter` times
+    /// is parked: kept with the broker's reason, no longer sent, until `retryParked()`.
+    /// Returns the rows parked by this call.
+    public func recordRefusals(_ refusals: [(seq: Int64, reason: String)], parkAfter: Int) async throws(StoreError) -> [Int64] {
+        guard !refusals.isEmpty else { return [] }
+        let now = Date().timeIntervalSince1970
+        do {
+            return try await writer.write { db in
+                var parked: [Int64] = []
+                for refusal in refusals {
+                    try db.execute(sql: "UPDATE outbox SET refusals = refusals + 1 WHERE seq = ?", arguments: [refusal.seq])
+                    try db.execute(sql: """
+                        UPDATE outbox SET parkedAt = ?, parkedReason = ? WHERE seq = ? AND refusals >= ? AND parkedAt IS NULL
+                        """, arguments: [now, refusal.reason, refusal.seq, parkAfter])
+                    if db.changesCount > 0 { parked.append(refusal.seq) }
+                }
+                return parked
+            }
+        } catch {
+            throw .database(context: "recording \(refusals.count) refused publishes", reason: "\(error)")
+        }
+    }
+
+    /// Makes parked rows eligible again (after the broker's ACL or quota was fixed); returns
+    /// how many, and the lowest seq among them (delivery must read again from there).
+    public func retryParked() async throws(StoreError) -> (count: Int, firstSeq: Int64?) {
+        do {
+            return try await writer.write { db in
+                let first = try Int64.fetchOne(db, sql: "SELECT MIN(seq) FROM outbox WHERE parkedAt IS NOT NULL")
+                try db.execute(sql: "UPDATE outbox SET parkedAt = NULL, parkedReason = NULL, refusals = 0 WHERE parkedAt IS NOT NULL")
+                return (db.changesCount, first)
+            }
+        } catch {
+            throw .database(context: "retrying parked outbox rows", reason: "\(error)")
         }
     }
 

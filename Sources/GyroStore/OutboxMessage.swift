@@ -32,4 +32,8 @@ public struct OutboxStats: Sendable, Equatable, Codable {
     public var bytes: Int
     /// Epoch seconds of the oldest unacknowledged row, `nil` when empty.
     public var oldestCreatedAt: Double?
+    /// Rows the broker refused repeatedly, kept but not sent (`GyroStore.retryParked()`).
+    public var parked: Int = 0
+    /// The broker's reason for the most recently parked row.
+    public var lastParkedReason: String?
 }

@@ -30,13 +30,15 @@ extension MQTTPublisher {
         lastHandedSeq = max(lastHandedSeq, report.lastHandedSeq)
         status.published += report.published
         status.inFlight = report.inFlight
+        var refusals: [(seq: Int64, reason: String)] = []
         for outcome in report.outcomes {
             switch outcome {
             case let .outbox(seq, reason) where reason >= 128:
-                // The row stays in the outbox and is sent again on the next connection.
+                // The row stays in the outbox: sent again on the next connection, or parked.
                 status.rejected += 1
                 let error = MQTTError(kind: .publishFailed, message: String(cString: mosquitto_reason_string(reason)), code: reason)
                 status.lastError = error.snapshot
+                refusals.append((seq, "\(error)"))
                 logger.error("broker refused a publish; the row stays in the outbox", metadata: ["seq": "\(seq)", "error": "\(error)"])
             case let .outbox(seq, _):
                 acked.append(seq)
@@ -47,6 +49,7 @@ extension MQTTPublisher {
                 if case .goingOffline(mid) = phase { phase = .stopped }
             }
         }
+        if !refusals.isEmpty { recordRefusals(refusals) }
         if let failure = report.failure {
             // The connection is failing: its disconnect event follows, and the rows are resent.
             status.lastError = failure.snapshot
@@ -56,6 +59,37 @@ extension MQTTPublisher {
             await shutdownProgress()
         } else {
             await fill()
+        }
+    }
+
+    /// Counts refusals in the store, in a task of its own; rows refused too often are parked.
+    func recordRefusals(_ refusals: [(seq: Int64, reason: String)]) {
+        let store = self.store, logger = self.logger, limit = configuration.parkAfterRefusals
+        Task {
+            do {
+                let parked = try await store.recordRefusals(refusals, parkAfter: limit)
+                if !parked.isEmpty {
+                    logger.error("parked outbox rows the broker refused \(limit) times; they are kept and retried by resync",
+                                 metadata: ["seqs": "\(parked)", "reason": "\(refusals.last?.reason ?? "")"])
+                }
+            } catch {
+                logger.error("cannot record refused publishes; they will be sent again", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// Makes parked rows eligible again and reads the outbox again from the first of them.
+    func retryParkedRows() async {
+        do {
+            let (count, first) = try await store.retryParked()
+            guard count > 0, let first else { return }
+            fetchCursor = min(fetchCursor, first - 1)
+            fetchEpoch += 1
+            fetching = false
+            exhausted = false
+            logger.info("retrying parked outbox rows", metadata: ["rows": "\(count)"])
+        } catch {
+            logger.error("cannot retry parked outbox rows", metadata: ["error": "\(error)"])
         }
     }
 

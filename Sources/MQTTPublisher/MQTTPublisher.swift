@@ -87,7 +87,8 @@ public actor MQTTPublisher {
     /// The store has new outbox rows: wake the drain loop. Cheap; call after every commit.
     public nonisolated func outboxChanged() { continuation.yield(.outboxChanged) }
 
-    /// Re-asserts every retained document (as after a broker lost its retained store).
+    /// Re-asserts every retained document (as after a broker lost its retained store) and
+    /// retries the rows parked after repeated refusals.
     public nonisolated func resync() { continuation.yield(.resync) }
 
     /// Graceful stop: no new rows, wait briefly for PUBACKs, publish "offline", disconnect.
@@ -137,8 +138,9 @@ public actor MQTTPublisher {
         case let .page(epoch, version, rows):
             await pageArrived(epoch: epoch, outboxVersion: version, rows: rows)
         case .resync:
-            guard connected, phase == .running else { return }
-            await startResync()
+            guard phase == .running else { return }
+            if connected { await startResync() }
+            await retryParkedRows()
             await fill()
         case let .reconnectDue(generation):
             if generation == self.generation, connection == nil, phase == .running { connect() }

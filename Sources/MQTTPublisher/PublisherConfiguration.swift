@@ -28,6 +28,10 @@ public struct PublisherConfiguration: Sendable {
     /// Most publishes handed to libmosquitto and not yet acknowledged. libmosquitto itself
     /// would queue without bound; 20 measured fastest on loopback (`stack-facts.md`).
     public var inFlightWindow: Int = 20
+    /// A row the broker refuses this many times (PUBACK reason >= 128: an ACL, a quota) is
+    /// parked: kept in the store but no longer sent, so it cannot hold up the rows behind it
+    /// on every reconnect. `resync` retries parked rows.
+    public var parkAfterRefusals: Int = 3
     /// v5 Session Expiry Interval: how long the broker keeps our session while we are away.
     public var sessionExpirySeconds: UInt32 = 7 * 24 * 3600
     /// v5 Message Expiry Interval for every publish, if set (a row's own value wins).

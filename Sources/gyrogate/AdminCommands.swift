@@ -87,6 +87,7 @@ struct Status: AsyncParsableCommand {
             ["radio", "\(radio["transport"] ?? "?"), controller \(radio["controller"] ?? "?")"],
             ["broker", "\(broker["host"] ?? "?"):\(broker["port"] ?? "?"), \(broker["state"] ?? "?")"],
             ["outbox", "\(outbox["depth"] ?? 0) messages, \(outbox["bytes"] ?? 0) bytes, oldest \(outbox["oldestAgeSeconds"].flatMap { $0 as? Double }.map { "\(Int($0)) s" } ?? "-")"],
+            ["parked", (outbox["parked"] as? Int ?? 0) == 0 ? "none" : "\(outbox["parked"] ?? 0) refused by the broker (\(outbox["lastParkedReason"] ?? "")); `gyrogate resync` retries them"],
             ["store", "\(store["usedBytes"] ?? 0) of \(store["maxBytes"] ?? 0) bytes, \(store["evictedUnpublishedChunks"] ?? 0) unpublished chunks evicted"],
             ["capture", "\(capture["committedSamples"] ?? 0) samples, \(capture["missingSamples"] ?? 0) missing, \(capture["commits"] ?? 0) commits"],
         ]

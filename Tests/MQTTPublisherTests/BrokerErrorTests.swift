@@ -1,4 +1,5 @@
 import Foundation
+import GyroStore
 import MQTTPublisher
 import TestSupport
 import XCTest
@@ -116,11 +117,59 @@ final class RefusedPublishTests: XCTestCase {
         // mosquitto 2.0.11 drops the connection ("Bad socket read/write") right after some denied
         // publishes; the publisher reconnects, and the refused rows are still not dropped.
         try await Task.sleep(for: .milliseconds(500))
+        // Still pending, or parked once refused `parkAfterRefusals` times (ParkedRowsTests).
         let remaining = try await gateway.store.pendingOutbox(after: 0, limit: 1000).map(\.topic)
-        XCTAssertTrue(remaining.contains { $0.hasPrefix("records/") }, "\(remaining)")
+        let parked = try await gateway.store.outboxStats().parked
+        XCTAssertTrue(remaining.contains { $0.hasPrefix("records/") } || parked > 0, "\(remaining), parked \(parked)")
         let status = await gateway.publisher.status
         XCTAssertGreaterThan(status.acknowledged, 0, "allowed topics are still delivered")
         if ProcessInfo.processInfo.environment["SHOW_BROKER_LOG"] != nil { print((try? String(contentsOfFile: broker.logFile, encoding: .utf8)) ?? "") }
+        await gateway.stop()
+        broker.stop()
+    }
+}
+
+final class ParkedRowsTests: XCTestCase {
+    /// Rows the broker keeps refusing are parked (kept, counted, not resent on every
+    /// connection), the rest of the outbox drains, and a resync after the ACL was fixed
+    /// delivers them.
+    func testRepeatedlyRefusedRowsAreParkedThenRetriedByResync() async throws {
+        try requireBroker()
+        let directory = try TemporaryDirectory("mqtt-parked")
+        let acl = directory.file("acl")
+        try "topic readwrite realtime_data/#\ntopic readwrite gyrogate/#\ntopic readwrite TitanUpUsers/#\n"
+            .write(toFile: acl, atomically: true, encoding: .utf8)
+        let broker = try MosquittoBroker(extraLines: ["acl_file \(acl)"])
+        try broker.start()
+        let gateway = try Gateway(port: broker.port, chunkSize: 20) { $0.parkAfterRefusals = 1 }
+        gateway.start()
+        let record = try await gateway.session(device: "C4:BE:84:00:00:01", startMs: epochMs, samples: 60)
+
+        let parked = await eventually(timeout: 15) { ((try? await gateway.store.outboxStats().parked) ?? 0) > 0 }
+        XCTAssertTrue(parked, "refused rows are parked")
+        let drained = await eventually(timeout: 15) {
+            let stats = try? await gateway.store.outboxStats()
+            return stats.map { $0.depth == $0.parked } ?? false
+        }
+        XCTAssertTrue(drained, "everything but the parked rows was delivered")
+        let stats = try await gateway.store.outboxStats()
+        XCTAssertTrue(stats.lastParkedReason?.contains("authori") ?? false, "\(String(describing: stats.lastParkedReason))")
+        let pending = try await gateway.store.pendingOutbox(after: 0, limit: 100)
+        XCTAssertTrue(pending.isEmpty, "parked rows are not offered again: \(pending.map(\.topic))")
+        let kept = try await gateway.store.document(try DocumentPath("records/\(record.id)"))
+        XCTAssertNotNil(kept, "the document itself is kept")
+
+        // The operator fixes the ACL (mosquitto re-reads it on SIGHUP) and asks for a resync.
+        try "topic readwrite #\n".write(toFile: acl, atomically: true, encoding: .utf8)
+        XCTAssertEqual(broker.signal(SIGHUP), 0)
+        try await Task.sleep(for: .milliseconds(300))
+        let subscriber = TestSubscriber()
+        try await subscriber.connect(port: broker.port, topics: ["records/+"])
+        gateway.publisher.resync()
+        let delivered = await gateway.waitForEmptyOutbox()
+        XCTAssertTrue(delivered, "parked rows were retried and acknowledged")
+        let received = await subscriber.wait(timeout: 10) { $0.contains { $0.topic == "records/\(record.id)" } }
+        XCTAssertTrue(received)
         await gateway.stop()
         broker.stop()
     }

@@ -57,6 +57,13 @@ public final class MosquittoBroker: @unchecked Sendable {
         throw BrokerError.notListening(port)
     }
 
+    /// Sends a signal to the running broker (SIGHUP: mosquitto re-reads its ACL and password
+    /// files); returns `kill`'s result, -1 when not running.
+    public func signal(_ signal: Int32) -> Int32 {
+        guard let pid = process?.pid else { return -1 }
+        return kill(pid, signal)
+    }
+
     /// SIGTERM (mosquitto saves its persistence file) and wait.
     public func stop() {
         process?.stop()
