@@ -1,8 +1,8 @@
 import NIOCore
 
 /// Guards the request head before the HTTP parser sees it: the request line may be at most
-/// `maxRequestLine` bytes and the whole head at most `maxHead`; beyond that the client gets
-/// `431 Request Header Fields Too Large` and the connection is closed.
+/// `maxRequestLine` bytes (else `414 URI Too Long`) and the whole head at most `maxHead` (else
+/// `431 Request Header Fields Too Large`); either way the connection is then closed.
 ///
 /// llhttp accepts up to 80 KiB of head by default; this cap is ours and much smaller, because
 /// the admin API's requests are tiny. The server answers one request per connection, so once a
@@ -44,17 +44,21 @@ final class HeadLimitHandler: ChannelInboundHandler {
             } else if byte != UInt8(ascii: "\r") {
                 consecutiveNewlines = 0
             }
-            if inRequestLine && headBytes > maxRequestLine { return reject(context, "the request line is longer than \(maxRequestLine) bytes") }
-            if headBytes > maxHead { return reject(context, "the request head is longer than \(maxHead) bytes") }
+            if inRequestLine && headBytes > maxRequestLine {
+                return reject(context, status: 414, reason: "URI Too Long", code: "uri_too_long", "the request line is longer than \(maxRequestLine) bytes")
+            }
+            if headBytes > maxHead {
+                return reject(context, status: 431, reason: "Request Header Fields Too Large", code: "headers_too_large", "the request head is longer than \(maxHead) bytes")
+            }
         }
         context.fireChannelRead(data)
     }
 
-    private func reject(_ context: ChannelHandlerContext, _ message: String) {
+    private func reject(_ context: ChannelHandlerContext, status: Int, reason: String, code: String, _ message: String) {
         rejected = true
-        let response = AdminResponse.error(431, "headers_too_large", message)
+        let response = AdminResponse.error(status, code, message)
         var out = context.channel.allocator.buffer(capacity: 256 + response.body.count)
-        out.writeString("HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: application/json\r\ncontent-length: \(response.body.count)\r\nconnection: close\r\n\r\n")
+        out.writeString("HTTP/1.1 \(status) \(reason)\r\ncontent-type: application/json\r\ncontent-length: \(response.body.count)\r\nconnection: close\r\n\r\n")
         out.writeBytes(response.body)
         let channel = context.channel
         context.writeAndFlush(NIOAny(out)).whenComplete { _ in channel.close(promise: nil) }

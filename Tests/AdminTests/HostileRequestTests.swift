@@ -39,7 +39,7 @@ final class HostileRequestTests: XCTestCase {
         let long = String(repeating: "a", count: 9_000)
         let manyHeaders = (0..<400).map { "X-Filler-\($0): \(String(repeating: "b", count: 40))\r\n" }.joined()
         let cases: [(name: String, raw: String, expected: Set<Int?>)] = [
-            ("request line over 8 KiB", "GET /v1/status?x=\(long) HTTP/1.1\r\nHost: x\r\n\r\n", [431]),
+            ("request line over 8 KiB", "GET /v1/status?x=\(long) HTTP/1.1\r\nHost: x\r\n\r\n", [414]),
             ("headers over 16 KiB", "GET /v1/status HTTP/1.1\r\nHost: x\r\n\(manyHeaders)\r\n", [431]),
             ("one header over 16 KiB", "GET /v1/status HTTP/1.1\r\nX-Big: \(String(repeating: "c", count: 17_000))\r\n\r\n", [431]),
             ("declared body over 64 KiB", "POST /v1/sessions HTTP/1.1\r\nContent-Length: 70000\r\n\r\n\(String(repeating: "{", count: 70_000))", [413]),
