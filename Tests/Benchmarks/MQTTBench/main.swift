@@ -126,7 +126,11 @@ struct Phase {
     var cpu: CPUTimes
     var rate: Double { Double(count) / seconds(wall) }
 
-    static func measure(_ label: String, _ body: () async throws -> Void) async rethrows -> Phase {
+    /// Each phase gets a broker process of its own (same port, same config): a stock
+    /// mosquitto's cost per publish depends on its allocation history (see the top).
+    static func measure(_ label: String, _ body: () async throws -> Void) async throws -> Phase {
+        mqttBroker.stop()
+        try mqttBroker.start()
         mark("\(label) start")
         let cpu = CPUTimes.now(), start = ContinuousClock.now
         try await body()
@@ -227,7 +231,7 @@ var configuration = PublisherConfiguration(host: "127.0.0.1", port: mqttBroker.p
 configuration.inFlightWindow = window
 let publisher = MQTTPublisher(store: store, configuration: configuration, logger: logger)
 var running: Task<Void, Never>?
-let drain = await Phase.measure("publisher") {
+let drain = try await Phase.measure("publisher") {
     running = Task { await publisher.run() }
     await publisher.waitUntilIdle()
 }
@@ -237,13 +241,13 @@ await running?.value
 
 // The same documents (the outbox is empty now), read back from the store while publishing.
 let storeSource = PayloadSource(reading: paths, from: store)
-let pages = await Phase.measure("store reads") { await onThread { BarePublisher.run(storeSource, clientId: "bench-reads") } }
+let pages = try await Phase.measure("store reads") { await onThread { BarePublisher.run(storeSource, clientId: "bench-reads") } }
 
 // The baseline's payloads: the very bodies the publisher sent, read back before timing.
 var payloads: [[UInt8]] = []
 for path in paths { payloads.append(try await store.document(path) ?? []) }
 let memorySource = PayloadSource(payloads: payloads)
-let baseline = await Phase.measure("baseline") { await onThread { BarePublisher.run(memorySource, clientId: "bench-baseline") } }
+let baseline = try await Phase.measure("baseline") { await onThread { BarePublisher.run(memorySource, clientId: "bench-baseline") } }
 payloads = []
 
 print(drain.line("publisher (outbox, QoS 1, delete on PUBACK):"), "acknowledged \(status.acknowledged)")
