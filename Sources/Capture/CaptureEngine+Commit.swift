@@ -5,12 +5,24 @@ extension CaptureEngine {
     public func flush() async throws { try await commit() }
 
     func commit() async throws {
+        await lockCommits()
+        defer { unlockCommits() }
+        try await commitLocked()
+    }
+
+    /// Waits until no commit (nor anything else that holds the lock) is in flight, then holds it.
+    func lockCommits() async {
         while commitInFlight { await withCheckedContinuation { commitWaiters.append($0) } }
         commitInFlight = true
-        defer {
-            commitInFlight = false
-            if !commitWaiters.isEmpty { commitWaiters.removeFirst().resume() }
-        }
+    }
+
+    func unlockCommits() {
+        commitInFlight = false
+        if !commitWaiters.isEmpty { commitWaiters.removeFirst().resume() }
+    }
+
+    /// `commit()` for a caller that holds the lock.
+    func commitLocked() async throws {
         collectOpenSessions()
         var changes = failed ?? StoreChanges()
         let samples = failedSamples + uncommittedSamples

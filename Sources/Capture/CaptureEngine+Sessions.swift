@@ -64,11 +64,15 @@ extension CaptureEngine {
             try await commit()
             return open[device]!.record
         }
+        // Read, change and write the row with no commit (nor retention pass) in between,
+        // so that this write cannot undo one.
+        await lockCommits()
+        defer { unlockCommits() }
         guard var record = try await store.session(id: sessionId) else { throw CaptureError.unknownSession(sessionId) }
         record.hazards.merge(hazards) { $1 }
         var closed = OpenSession(record: record, arrivalMs: now())
         enqueue(&closed)
-        try await commit()
+        try await commitLocked()
         return record
     }
 
@@ -115,11 +119,7 @@ extension CaptureEngine {
     /// Queues the session row and its documents for the next commit.
     func enqueue(_ session: inout OpenSession) {
         pending.sessions.append(session.record)
-        if let record = try? DocumentPaths.record(session.record.id),
-           let daily = try? DocumentPaths.dailySession(userId: session.record.userId, sessionId: session.record.id) {
-            pending.documents.append(DocumentWrite(path: record, body: renderer.record(session.record), retain: true, device: session.record.device))
-            pending.documents.append(DocumentWrite(path: daily, body: renderer.dailySession(session.record), retain: true, device: session.record.device))
-        }
+        pending.documents += renderer.sessionDocuments(session.record)
         session.documentsDirty = false
         session.rowDirty = false
     }

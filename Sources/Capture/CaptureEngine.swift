@@ -10,8 +10,9 @@ import Logging
 /// While `run()` runs, it is the committer: a full chunk is committed there while the producer
 /// goes on filling the next one (the actor renders, SQLite writes, on the two cores); a
 /// producer that gets two full chunks ahead waits for the commit. Without `run()`, `append`
-/// commits full chunks itself. Commits are serialised: one is in flight at a time, and changes
-/// made meanwhile go to the next one. A failed commit is kept and retried first in the next
+/// commits full chunks itself. Commits are serialised: one is in flight at a time (a retention
+/// pass, which rewrites session rows, holds the same lock), and changes made meanwhile go to
+/// the next one. A failed commit is kept and retried first in the next
 /// one, so nothing handed to the engine is dropped by a transient store error.
 public actor CaptureEngine {
     let store: GyroStore

@@ -5,6 +5,9 @@ import GyroStore
 /// - `records/{id}`: `user_id`, `timestamp` (epoch seconds the session ended; `null` while
 ///   open), `hazards`, `gscope_data` (gyroscope chunk ids in order), `accel_data`
 ///   (accelerometer chunk ids), `device`, `start`, `end` (epoch ms), `samples`, `expected`, `gaps`.
+///   A gap is `{stream, from, to, from_index, to_index, missing, reason}`; `reason` is the
+///   producer's (`notReceived`, `silent`, `disconnected (…)`, …) or `storeFull` for samples
+///   retention evicted before they were published (`GapRange.storeFull`).
 /// - `realtime_data/{uuid}`: `user_id`, `device`, `record`, `seq`, `sensor`, `odr_hz`,
 ///   `range_dps` (or `range_g`), `start`, `end`, `gaps`, `data`. Accelerometer points go to
 ///   sibling chunks with `sensor: "accelerometer"` and `ax`/`ay`/`az` in g, because the two
@@ -34,6 +37,14 @@ public struct DocumentRenderer: Sendable {
         json.key("gaps"); gaps(session.gaps, into: &json)
         json.endObject()
         return json.bytes
+    }
+
+    /// The session's `records` and `DailySessions` documents, written whenever the session changes.
+    public func sessionDocuments(_ session: SessionRecord) -> [DocumentWrite] {
+        guard let record = try? DocumentPaths.record(session.id),
+              let daily = try? DocumentPaths.dailySession(userId: session.userId, sessionId: session.id) else { return [] }
+        return [DocumentWrite(path: record, body: self.record(session), retain: true, device: session.device),
+                DocumentWrite(path: daily, body: dailySession(session), retain: true, device: session.device)]
     }
 
     public func dailySession(_ session: SessionRecord) -> [UInt8] {

@@ -7,7 +7,6 @@ import ServiceLifecycle
 /// their partial chunks are committed as documents.
 struct CaptureService: Service {
     let engine: CaptureEngine
-    let store: GyroStore
     let logger: Logger
 
     func run() async throws {
@@ -27,10 +26,11 @@ struct CaptureService: Service {
         try await engine.flush()
     }
 
-    /// Checks the store's size every 30 seconds (and right away), pruning published chunks.
+    /// Checks the store's size every 30 seconds (and right away), pruning published chunks
+    /// (and, when only unpublished ones are left, evicting them as gaps of their sessions).
     private func enforceRetention() async throws {
         while !Task.isCancelled {
-            let report = try await store.enforceRetention()
+            let report = try await engine.enforceRetention()
             if report.prunedChunks > 0 || report.evictedUnpublishedChunks > 0 {
                 logger.notice("retention", metadata: ["subsystem": "store", "pruned": "\(report.prunedChunks)",
                                                       "evicted": "\(report.evictedUnpublishedChunks)", "usedBytes": "\(report.usedBytes)"])

@@ -52,7 +52,7 @@ public struct GatewayDaemon: Sendable {
                 services: [
                     // First, so it stops last: capture's final documents are committed before it leaves.
                     .init(service: MQTTPublisherService(publisher: publisher)),
-                    .init(service: CaptureService(engine: capture, store: store, logger: logger)),
+                    .init(service: CaptureService(engine: capture, logger: logger)),
                     // After capture: graceful shutdown stops the sensors first, then closes sessions.
                     .init(service: SensorService(configuration: configuration, fleet: sensors, controller: controller, logger: logger)),
                 ] + admin,

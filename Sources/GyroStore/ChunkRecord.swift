@@ -19,7 +19,8 @@ public struct ChunkRecord: Codable, Sendable, Equatable {
     public var endMs: Double?
     public var gaps: [GapRange]
     public var isOpen: Bool
-    /// Its document was removed by retention after it had been published.
+    /// Its document was removed by retention: after it had been published, or evicted
+    /// unpublished from a full store (then its samples are a `storeFull` gap of the session).
     public var pruned: Bool
 
     public init(id: String, sessionId: String, stream: String, seq: Int, odrHz: Double, range: Double, firstIndex: Int64) {

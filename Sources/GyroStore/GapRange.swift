@@ -7,7 +7,8 @@ public struct GapRange: Codable, Sendable, Equatable {
     public var fromMs: Double
     public var toMs: Double
     public var missing: Int64
-    /// `notReceived` (the sensor's counter skipped), `disconnected`, `storeFull`, …
+    /// `notReceived` (the sensor's counter skipped), `silent`, `disconnected (…)`,
+    /// `storeFull` (stored, then evicted unpublished by retention: see `storeFull`), …
     public var reason: String
 
     public init(stream: String, fromIndex: Int64, toIndex: Int64, fromMs: Double, toMs: Double, missing: Int64, reason: String) {
@@ -19,4 +20,10 @@ public struct GapRange: Codable, Sendable, Equatable {
         self.missing = missing
         self.reason = reason
     }
+}
+
+extension GapRange {
+    /// The reason of samples that were captured and stored, then evicted by retention before
+    /// they were published because the store reached its size limit (`maxBytes`).
+    public static let storeFull = "storeFull"
 }

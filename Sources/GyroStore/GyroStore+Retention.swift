@@ -8,6 +8,8 @@ public struct RetentionReport: Sendable, Equatable {
     public var prunedChunks: Int
     /// Unpublished chunk documents removed because nothing published was left to prune.
     public var evictedUnpublishedChunks: Int
+    /// What each of those held, as recorded in its session (oldest first).
+    public var evictions: [ChunkEviction] = []
 }
 
 extension GyroStore {
@@ -21,8 +23,16 @@ extension GyroStore {
     /// capture keeps the newest data, so the oldest unpublished chunk documents are evicted,
     /// each one logged as an error and counted (`evictedUnpublishedChunks`, shown in the
     /// status). Sessions, records and open chunks are never pruned.
+    ///
+    /// An evicted chunk's samples become a `storeFull` gap of its session (`recordEviction`),
+    /// and the session's documents, from `sessionDocuments` (the records and DailySessions
+    /// renderings, which the store does not know), are rewritten with their outbox rows in the
+    /// same transaction as the eviction: no crash can leave a record that hides the loss.
+    /// The caller must keep any copy of those sessions it holds in sync (`report.evictions`).
     @discardableResult
-    public func enforceRetention() async throws(StoreError) -> RetentionReport {
+    public func enforceRetention(
+        sessionDocuments: @escaping @Sendable (SessionRecord) -> [DocumentWrite]
+    ) async throws(StoreError) -> RetentionReport {
         let limit = maxBytes, target = maxBytes / 10 * 9
         let logger = self.logger
         do {
@@ -35,13 +45,30 @@ extension GyroStore {
                     report.prunedChunks += removed.count
                     report.usedBytes = try Self.usedBytes(db)
                 }
+                var sessions: [String: SessionRecord] = [:]
                 while report.usedBytes > limit {
                     let removed = try Self.removeChunkDocuments(published: false, limit: 1, in: db)
                     if removed.isEmpty { break }
                     report.evictedUnpublishedChunks += removed.count
-                    logger.error("store full: evicted unpublished chunk documents", metadata: [
+                    for chunk in try ChunkRecord.fetchAll(db, keys: removed) {
+                        let eviction = ChunkEviction(chunk: chunk)
+                        report.evictions.append(eviction)
+                        guard var session = try sessions[chunk.sessionId] ?? SessionRecord.fetchOne(db, key: chunk.sessionId) else { continue }
+                        session.recordEviction(eviction)
+                        sessions[chunk.sessionId] = session
+                    }
+                    logger.error("store full: evicted unpublished chunk documents; their samples are now storeFull gaps of their sessions", metadata: [
                         "subsystem": "store", "chunks": "\(removed.joined(separator: ","))", "limitBytes": "\(limit)",
+                        "samples": "\(report.evictions.suffix(removed.count).reduce(0) { $0 + $1.samples })",
                     ])
+                    report.usedBytes = try Self.usedBytes(db)
+                }
+                if !sessions.isEmpty {
+                    let now = Date().timeIntervalSince1970
+                    for id in sessions.keys.sorted() {
+                        try sessions[id]!.update(db)
+                        for document in sessionDocuments(sessions[id]!) { try Self.write(document, at: now, in: db) }
+                    }
                     report.usedBytes = try Self.usedBytes(db)
                 }
                 try Self.increment(Self.prunedCounter, by: report.prunedChunks, in: db)

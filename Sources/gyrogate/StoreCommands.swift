@@ -80,12 +80,7 @@ struct Sessions: AsyncParsableCommand {
         if location.json {
             try printJSON([
                 "range": period.rawValue, "count": report.count, "durationSeconds": report.durationMs / 1000, "samples": report.samples,
-                "sessions": report.sessions.map { session -> [String: Any] in
-                    ["id": session.id, "userId": session.userId, "device": session.device, "date": session.localDate,
-                     "startMs": session.startMs, "endMs": session.endMs as Any, "durationSeconds": session.durationMs / 1000,
-                     "samples": session.samples, "missing": session.expected - session.samples, "open": session.isOpen,
-                     "chunks": session.chunkIds.count + session.accelChunkIds.count]
-                },
+                "sessions": report.sessions.map(AdminJSON.session),
             ])
             return
         }

@@ -103,6 +103,24 @@ final class InProcessServerTests: XCTestCase {
         XCTAssertGreaterThan(values["gyrogate_process_resident_memory_bytes"] ?? 0, 1_000_000)
     }
 
+    /// Sessions show where their missing samples went, `storeFull` evictions apart from sensor losses.
+    func testSessionJSONBreaksMissingSamplesDownByReason() throws {
+        var session = SessionRecord(id: "u___1", userId: "u", device: "d", startMs: 0, localDate: "2026-01-01")
+        session.gaps = [
+            GapRange(stream: "gyro", fromIndex: 0, toIndex: 3999, fromMs: 0, toMs: 79_980, missing: 4000, reason: GapRange.storeFull),
+            GapRange(stream: "gyro", fromIndex: 4500, toIndex: 4509, fromMs: 90_000, toMs: 90_180, missing: 10, reason: "notReceived"),
+            GapRange(stream: "gyro", fromIndex: 6000, toIndex: 6499, fromMs: 120_000, toMs: 129_980, missing: 500, reason: GapRange.storeFull),
+        ]
+        session.samples = 5490
+        session.expected = 10_000
+        let object = AdminJSON.session(session)
+        XCTAssertEqual(object["missing"] as? Int64, 4510)
+        XCTAssertEqual(object["gaps"] as? Int, 3)
+        XCTAssertEqual(object["missingByReason"] as? [String: Int64], ["storeFull": 4500, "notReceived": 10])
+        let text = String(decoding: try JSONSerialization.data(withJSONObject: object, options: .sortedKeys), as: UTF8.self)
+        XCTAssertTrue(text.contains(#""missingByReason":{"notReceived":10,"storeFull":4500}"#), text)
+    }
+
     func testQueryAndPathDecoding() {
         let request = AdminRequest(method: "GET", target: "/v1/sessions?range=week&user=a%40b+c")
         XCTAssertEqual(request.path, "/v1/sessions")

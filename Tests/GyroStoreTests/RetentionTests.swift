@@ -29,7 +29,7 @@ final class RetentionTests: XCTestCase {
         // The broker acknowledged the first 80 chunk documents.
         let pending = try await store.pendingOutbox(after: 0, limit: 80)
         try await store.acknowledge(pending.map(\.seq))
-        let report = try await store.enforceRetention()
+        let report = try await store.enforceRetention { _ in [] }
         XCTAssertGreaterThan(report.prunedChunks, 0)
         XCTAssertEqual(report.evictedUnpublishedChunks, 0)
         XCTAssertLessThanOrEqual(report.usedBytes, 4 << 20)
@@ -44,7 +44,7 @@ final class RetentionTests: XCTestCase {
         let folder = try TemporaryDirectory()
         let store = try GyroStore.open(directory: folder.path, maxBytes: 2 << 20, logger: testLogger())
         _ = try await fill(store, count: 60)
-        let report = try await store.enforceRetention()
+        let report = try await store.enforceRetention { _ in [] }
         XCTAssertGreaterThan(report.evictedUnpublishedChunks, 0)
         XCTAssertLessThanOrEqual(report.usedBytes, 2 << 20)
         let evicted = try await store.counter(GyroStore.evictedCounter)
