@@ -2,12 +2,10 @@
 //
 // Starts its own mosquitto on a free loopback port, fills a store's outbox with DOCUMENTS
 // (default 20,000) chunk documents of 2,000 points each (~140 KB of JSON, rendered by the
-// Capture module's DocumentRenderer), then, in the same run and against the same broker:
+// Capture module's DocumentRenderer), then, in the same run:
 //   1. the MQTTPublisher draining the outbox at QoS 1, rows deleted after their PUBACK;
-//   2. "store reads": a bare libmosquitto publisher fed with the same documents read back
-//      from the store (the cost of SQLite reads without the publisher's bookkeeping);
-//   3. the baseline: a bare libmosquitto publisher of the same payloads held in memory.
-// All use the same in-flight window and await every PUBACK. Reports documents/s, CPU time per
+//   2. the baseline: a bare libmosquitto publisher of the same payloads held in memory,
+// with the same in-flight window, awaiting every PUBACK. Reports documents/s, CPU time per
 // document (this process and the broker) and the ratio publisher / baseline.
 //
 // `--pinned-broker` fixes the broker's glibc allocator thresholds: a stock mosquitto spends
@@ -147,37 +145,10 @@ struct Phase {
 
 // MARK: - Bare libmosquitto publishers (same window, awaiting PUBACKs)
 
-/// Where a bare publisher takes its payloads: in memory, or read from the store by a task of
-/// its own (bounded: at most 128 documents ahead).
-final class PayloadSource: @unchecked Sendable {
-    private let lock = NSLock()
-    private var queue: [[UInt8]] = []
-    private let items = DispatchSemaphore(value: 0)
-    private let space = DispatchSemaphore(value: 128)
-    private let payloads: [[UInt8]]?
-
-    init(payloads: [[UInt8]]) { self.payloads = payloads }
-
-    /// Reads the documents from the store one by one, ahead of the publisher.
-    init(reading paths: [DocumentPath], from store: GyroStore) {
-        payloads = nil
-        Task.detached { [self] in
-            for path in paths { put((try? await store.document(path)) ?? []) }
-        }
-    }
-
-    private func put(_ payload: [UInt8]) {
-        space.wait()
-        lock.withLock { queue.append(payload) }
-        items.signal()
-    }
-
-    func payload(_ n: Int) -> [UInt8] {
-        if let payloads { return payloads[n] }
-        items.wait()
-        defer { space.signal() }
-        return lock.withLock { queue.removeFirst() }
-    }
+/// The payloads a bare publisher sends, in order.
+struct PayloadSource: Sendable {
+    let payloads: [[UInt8]]
+    func payload(_ n: Int) -> [UInt8] { payloads[n] }
 }
 
 final class BarePublisher: @unchecked Sendable {
@@ -239,10 +210,6 @@ let status = await publisher.status
 publisher.shutdown()
 await running?.value
 
-// The same documents (the outbox is empty now), read back from the store while publishing.
-let storeSource = PayloadSource(reading: paths, from: store)
-let pages = try await Phase.measure("store reads") { await onThread { BarePublisher.run(storeSource, clientId: "bench-reads") } }
-
 // The baseline's payloads: the very bodies the publisher sent, read back before timing.
 var payloads: [[UInt8]] = []
 for path in paths { payloads.append(try await store.document(path) ?? []) }
@@ -251,8 +218,7 @@ let baseline = try await Phase.measure("baseline") { await onThread { BarePublis
 payloads = []
 
 print(drain.line("publisher (outbox, QoS 1, delete on PUBACK):"), "acknowledged \(status.acknowledged)")
-print(pages.line("store reads -> bare libmosquitto:           "))
 print(baseline.line("baseline (bare libmosquitto, in memory):    "))
-print(String(format: "ratio publisher / baseline: %.2f (target >= 0.8); store reads / baseline: %.2f", drain.rate / baseline.rate, pages.rate / baseline.rate))
+print(String(format: "ratio publisher / baseline: %.2f (target >= 0.8)", drain.rate / baseline.rate))
 mqttBroker.stop()
 directory.remove()
