@@ -23,6 +23,8 @@ import Logging
 /// ``BLEHostStatus/malformedPackets``, unexpected ones in ``BLEHostStatus/unknownPackets``,
 /// and dropped. A Disconnection Complete fails the link's pending requests, returns its ACL
 /// credits, drops its queued packets and finishes its streams, so a reconnect starts from zero.
+/// A lost transport (read or write error, end of stream) ends every link and then the host
+/// itself: ``waitUntilEnded()`` returns, and the owner opens a new transport and host.
 public actor BLEHost {
     typealias Clock = ContinuousClock
 
@@ -89,6 +91,7 @@ public actor BLEHost {
     var outbox: AsyncStream<H4Packet>.Continuation?
     var readerTask: Task<Void, Never>?
     var writerTask: Task<Void, Never>?
+    nonisolated let ended = HostEndSignal()
 
     public init(transport: any HCITransport, configuration: BLEHostConfiguration = .init(), logger: Logger) {
         self.transport = transport
@@ -140,6 +143,16 @@ public actor BLEHost {
         transportLost(reason: .connectionTerminatedByLocalHost)
         outbox?.finish()
         readerTask?.cancel()
+        ended.finish(.stopped)
+    }
+
+    /// Returns when the host has ended: ``BLEHostEnd/transportLost(_:)`` as soon as the transport
+    /// fails or closes under a started host (every link is already down by then), or
+    /// ``BLEHostEnd/stopped`` after ``stop()``. Returns at once when the host has already ended.
+    ///
+    /// - throws: `CancellationError` when the calling task is cancelled first.
+    public nonisolated func waitUntilEnded() async throws -> BLEHostEnd {
+        try await ended.wait()
     }
 
     public func status() -> BLEHostStatus {
@@ -211,6 +224,9 @@ public actor BLEHost {
         logger.error("HCI transport lost", metadata: ["error": "\(error)"])
         state = .failed
         transportLost(reason: .connectionTimeout)
+        // After the links are down, so whoever reacts to the end finds them ended.
+        ended.finish(.transportLost(error as? TransportError ?? TransportError(
+            kind: .closed, transport: "controller", operation: "read", hint: "\(error)")))
     }
 
     /// Fails every pending command and waiter, and ends every link (the controller is gone).

@@ -15,32 +15,47 @@ struct SensorService: Service {
     let controller: ControllerMonitor
     let logger: Logger
 
+    static let firstRetry = Duration.milliseconds(500)
+    static let longestRetry = Duration.seconds(30)
+
     /// A controller that is not there yet (a dongle not plugged in, an emulator not started,
-    /// an adapter still held by bluetoothd) is retried with capped back-off, never fatal: the
+    /// an adapter still held by bluetoothd), or that goes away while running (unplugged, the
+    /// emulator killed, a UART error), is opened again with capped back-off, never fatal: the
     /// rest of the gateway keeps publishing and answering, and the status says why.
     func run() async throws {
-        var delay = Duration.milliseconds(500)
+        var delay = Self.firstRetry
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            let began = ContinuousClock.now
+            let reason: String
             do {
-                try await runOnce()
-                return
+                guard let lost = try await runController() else { return }
+                reason = "\(lost)"
+                // A controller that ran for longer than the longest wait starts over from the
+                // first; one that keeps failing right after it starts backs off like a missing one.
+                if ContinuousClock.now - began >= Self.longestRetry { delay = Self.firstRetry }
             } catch is CancellationError {
                 return
             } catch {
-                await controller.failed("\(error)", retryIn: delay)
+                reason = "\(error)"
                 logger.error("bluetooth controller unavailable; retrying", metadata: [
-                    "subsystem": "sensor", "transport": "\(configuration.bluetooth.transport)", "error": "\(error)", "retryInSeconds": "\(delay)",
+                    "subsystem": "sensor", "transport": "\(configuration.bluetooth.transport)", "error": "\(reason)", "retryInSeconds": "\(delay)",
                 ])
-                do {
-                    let wait = delay.jittered()
-                    try await cancelWhenGracefulShutdown { try await Task.sleep(for: wait) }
-                } catch { return }
-                delay = min(delay * 2, .seconds(30))
             }
+            await controller.failed(reason, retryIn: delay)
+            do {
+                let wait = delay.jittered()
+                try await cancelWhenGracefulShutdown { try await Task.sleep(for: wait) }
+            } catch { return }
+            delay = min(delay * 2, Self.longestRetry)
         }
     }
 
-    private func runOnce() async throws {
+    /// Runs the fleet on one controller until graceful shutdown (returns nil) or until the
+    /// controller goes away under it (returns why). Either way the supervisors have stopped
+    /// their boards and handed over their samples before the host is stopped.
+    ///
+    /// - throws: the error that kept the transport from opening or the host from starting.
+    private func runController() async throws -> TransportError? {
         let transport = try await TransportFactory.open(configuration.bluetooth.transport.description, logger: logger)
         let host = BLEHost(transport: transport, logger: logger)
         do { try await host.start() } catch {
@@ -50,9 +65,30 @@ struct SensorService: Service {
         await controller.started()
         logger.info("bluetooth host started", metadata: ["subsystem": "sensor", "transport": "\(configuration.bluetooth.transport)"])
         let connector = BLEMetaWearConnector(host: host)
-        await cancelWhenGracefulShutdown { await fleet.run(connector: connector) }
+        let lost = await cancelWhenGracefulShutdown { [fleet, controller, logger, configuration] in
+            await withTaskGroup(of: TransportError?.self) { group in
+                group.addTask {
+                    await fleet.run(connector: connector)
+                    return nil
+                }
+                group.addTask {
+                    // The host has ended every link by the time it reports the loss, so the
+                    // supervisors record the interruption as a disconnection when they end.
+                    guard case let .transportLost(error)? = try? await host.waitUntilEnded() else { return nil }
+                    logger.error("bluetooth controller lost; stopping the sensors and opening it again", metadata: [
+                        "subsystem": "sensor", "transport": "\(configuration.bluetooth.transport)", "error": "\(error)",
+                    ])
+                    await controller.lost("\(error)")
+                    return error
+                }
+                let first = await group.next() ?? nil
+                group.cancelAll()
+                return first
+            }
+        }
         await host.stop()
-        await controller.stopped()
+        if lost == nil { await controller.stopped() }
+        return lost
     }
 }
 

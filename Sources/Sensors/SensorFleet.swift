@@ -4,6 +4,10 @@ import Logging
 /// All the sensors of one controller: one ``SensorSupervisor`` per configured sensor, plus, when
 /// discovery is on, one per MetaWear a scan finds, up to the limits. Scans and connection attempts
 /// of all supervisors go through the one ``MetaWearConnector`` (the BLE host runs one at a time).
+///
+/// The supervisors outlive a run: when the controller goes away and a new one is opened, the
+/// next ``run(connector:)`` resumes the same supervisors, so each sensor's streams continue with
+/// the interruption recorded as a gap.
 public actor SensorFleet {
     public struct Member: Sendable, Equatable {
         public var address: String
@@ -56,12 +60,16 @@ public actor SensorFleet {
 
     /// Runs until cancelled; every supervisor then stops its board and disconnects.
     public func run(connector: any MetaWearConnector) async {
+        let firstRun = supervisors.isEmpty
+        if firstRun {
+            for member in configured.prefix(limit) { add(member) }
+        }
         await withTaskGroup(of: Void.self) { group in
-            for member in configured.prefix(limit) {
-                let supervisor = add(member, connector: connector)
-                group.addTask { await supervisor.run() }
+            for address in order {
+                guard let supervisor = supervisors[address] else { continue }
+                group.addTask { await supervisor.run(connector: connector) }
             }
-            if configured.count > limit {
+            if firstRun, configured.count > limit {
                 logger.warning("more sensors configured than bluetooth.maxSensors; the rest are ignored",
                                metadata: ["subsystem": "sensor", "limit": "\(limit)", "configured": "\(configured.count)"])
             }
@@ -71,8 +79,8 @@ public actor SensorFleet {
                     if supervisors.count < allowed, let found = try? await connector.scan(timeout: discovery.scanFor) {
                         for address in found where supervisors[address] == nil && supervisors.count < allowed {
                             logger.info("sensor discovered", metadata: ["subsystem": "sensor", "sensor": "\(address)"])
-                            let supervisor = add(Member(address: address, userId: discovery.userId), connector: connector)
-                            group.addTask { await supervisor.run() }
+                            let supervisor = add(Member(address: address, userId: discovery.userId))
+                            group.addTask { await supervisor.run(connector: connector) }
                         }
                     }
                     try? await Task.sleep(for: discovery.scanEvery)
@@ -82,9 +90,10 @@ public actor SensorFleet {
         }
     }
 
-    private func add(_ member: Member, connector: any MetaWearConnector) -> SensorSupervisor {
+    @discardableResult
+    private func add(_ member: Member) -> SensorSupervisor {
         let supervisor = SensorSupervisor(address: member.address, identity: SensorIdentity(device: member.address, userId: member.userId),
-                                          connector: connector, engine: engine, settings: settings, logger: logger)
+                                          engine: engine, settings: settings, logger: logger)
         supervisors[member.address] = supervisor
         order.append(member.address)
         return supervisor

@@ -10,7 +10,8 @@ public enum SensorState: String, Sendable, Equatable, CaseIterable {
     case silent
     /// Waiting before the next connection attempt.
     case backingOff
-    /// The supervisor has finished (gateway stopping).
+    /// The supervisor is not running: the gateway is stopping, or the controller went away and
+    /// is being opened again.
     case stopped
 }
 

@@ -42,10 +42,13 @@ public struct SupervisorSettings: Sendable {
 /// stream indices continue across reconnects, and the samples lost in between are declared
 /// missing, so the capture engine records the gap with the reason (`disconnected …`, `silent`).
 /// All appends and button-driven session changes go through one queue, in order.
+///
+/// ``run(connector:)`` may be called again after it returned, with a connector of a new
+/// controller (the old one went away): the trackers, and so the stream indices and the gap of
+/// the interruption, carry over.
 public actor SensorSupervisor {
     public nonisolated let address: String
     public nonisolated let identity: SensorIdentity
-    let connector: any MetaWearConnector
     let engine: CaptureEngine
     let settings: SupervisorSettings
     let logger: Logger
@@ -63,7 +66,6 @@ public actor SensorSupervisor {
     /// Data a board sent before a discovery that failed; parsed on the next link.
     private var unparsed: [([UInt8], Double)] = []
     private let feed: AsyncStream<FeedItem>.Continuation
-    private let feedItems: AsyncStream<FeedItem>
 
     enum FeedItem: Sendable {
         case samples(SensorStream, odrHz: Double, range: Double, StreamTracker.Batch)
@@ -71,11 +73,10 @@ public actor SensorSupervisor {
         case barrier(CheckedContinuation<Void, Never>)
     }
 
-    public init(address: String, identity: SensorIdentity, connector: any MetaWearConnector, engine: CaptureEngine,
+    public init(address: String, identity: SensorIdentity, engine: CaptureEngine,
                 settings: SupervisorSettings, logger: Logger, now: @escaping @Sendable () -> Double = HostClock().now) {
         self.address = address
         self.identity = identity
-        self.connector = connector
         self.engine = engine
         self.settings = settings
         var logger = logger
@@ -86,8 +87,14 @@ public actor SensorSupervisor {
         current = SensorStatus(address: address, userId: identity.userId, state: .discovered,
                                odrHz: settings.board.gyro.outputDataRate.hertz)
         current.transitions[.discovered] = 1
-        (feedItems, feed) = AsyncStream.makeStream(of: FeedItem.self, bufferingPolicy: .unbounded)
+        let (items, feed) = AsyncStream.makeStream(of: FeedItem.self, bufferingPolicy: .unbounded)
+        self.feed = feed
+        // Lives as long as the supervisor, across runs; it holds no reference to the supervisor,
+        // so `deinit` ends it.
+        Task { [engine, identity, logger] in await Self.runFeed(items, engine: engine, identity: identity, logger: logger) }
     }
+
+    deinit { feed.finish() }
 
     public func status() -> SensorStatus { current }
 
@@ -95,11 +102,10 @@ public actor SensorSupervisor {
 
     /// Runs until the task is cancelled; then stops the board's streams, disconnects, and hands
     /// the last held samples to the engine before returning.
-    public func run() async {
-        let feeder = Task { await self.runFeed() }
+    public func run(connector: any MetaWearConnector) async {
         var attempt = 0
         while !Task.isCancelled {
-            let streamed = await connectAndStream()
+            let streamed = await connectAndStream(connector)
             if Task.isCancelled { break }
             if streamed { attempt = 0 }
             let delay = settings.backoff.delay(attempt: attempt)
@@ -110,12 +116,10 @@ public actor SensorSupervisor {
         flushTrackers()
         transition(to: .stopped)
         await drainFeed()
-        feed.finish()
-        await feeder.value
     }
 
     /// One connection: returns whether it reached streaming.
-    private func connectAndStream() async -> Bool {
+    private func connectAndStream(_ connector: any MetaWearConnector) async -> Bool {
         transition(to: .connecting)
         let link: any MetaWearLink
         do {
@@ -178,6 +182,9 @@ public actor SensorSupervisor {
         flushTrackers()
         await link.disconnect()
         _ = await watcher.value
+        // Cancelled because the controller went away (the link went down first, so its reason is
+        // kept): the next run, on a new controller, names the gap of the interruption with it.
+        if Task.isCancelled, pendingGapReason == nil, let linkDown { pendingGapReason = "disconnected (\(linkDown))" }
         return streamed
     }
 
@@ -198,8 +205,9 @@ public actor SensorSupervisor {
         let silence = max(3 / rate, settings.silenceFloor.seconds)
         var nextBattery = now() + settings.batteryInterval.seconds
         while true {
-            if Task.isCancelled { return .cancelled }
+            // The link first: a controller that goes away both ends the links and cancels the run.
             if let linkDown { return .disconnected(linkDown) }
+            if Task.isCancelled { return .cancelled }
             let time = now()
             if time - (lastDataArrival ?? time) > silence {
                 logger.warning("no data", metadata: ["seconds": "\(time - (lastDataArrival ?? time))"])
@@ -307,8 +315,8 @@ public actor SensorSupervisor {
         await withCheckedContinuation { continuation in feed.yield(.barrier(continuation)) }
     }
 
-    private func runFeed() async {
-        for await item in feedItems {
+    private static func runFeed(_ items: AsyncStream<FeedItem>, engine: CaptureEngine, identity: SensorIdentity, logger: Logger) async {
+        for await item in items {
             switch item {
             case .samples(let stream, let odrHz, let range, let batch):
                 let samples = batch.samples.map {

@@ -144,6 +144,24 @@ final class ScriptedHostTests: XCTestCase {
         XCTAssertEqual(status.aclBuffersAvailable, status.aclBufferCount)
     }
 
+    func testLostTransportEndsTheLinksThenTheHost() async throws {
+        let cancelled = Task { [host] in try await host!.waitUntilEnded() }
+        cancelled.cancel()
+        do {
+            _ = try await cancelled.value
+            XCTFail("a cancelled wait returned")
+        } catch is CancellationError {}
+        let waiting = Task { [host] in try await host!.waitUntilEnded() }
+        await controller.close()  // the controller's side of the pipe goes away
+        guard case let .transportLost(error) = try await waiting.value else { return XCTFail("host not lost") }
+        XCTAssertEqual(error.kind, .closed)
+        let linkUp = await connection.isConnected
+        XCTAssertFalse(linkUp, "every link is down before the loss is reported")
+        await host.stop()
+        let end = try await host.waitUntilEnded()
+        XCTAssertEqual(end, .transportLost(error), "the first end is kept")
+    }
+
     func testCreditsAreNeverExceededAndQueuedPacketsDropOnDisconnect() async throws {
         // A controller that completes nothing: 4 buffers, then the rest must wait.
         let stingy = InMemoryController(completesACL: false)

@@ -92,6 +92,13 @@ public final class MetaWearPeer: @unchecked Sendable {
         return (reply["controller"] as? [String: Any] ?? [:], reply["sensors"] as? [[String: Any]] ?? [])
     }
 
+    /// Kills the peer with SIGKILL: a controller that vanishes without a word on the H4 link, as
+    /// when a dongle is pulled or an emulator crashes. A new peer may then listen on ``hciPort``.
+    public func kill() {
+        Glibc.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
     public func stop() {
         _ = try? control(["cmd": "stop"])
         let deadline = Date().addingTimeInterval(2)

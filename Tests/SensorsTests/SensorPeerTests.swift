@@ -45,10 +45,9 @@ final class SensorPeerTests: XCTestCase {
             for index in 0..<sensors {
                 let address = Self.address(index)
                 let supervisor = SensorSupervisor(address: address, identity: SensorIdentity(device: address, userId: "peer"),
-                                                  connector: connector, engine: engine, settings: settings,
-                                                  logger: SensorPeerTests.logger)
+                                                  engine: engine, settings: settings, logger: SensorPeerTests.logger)
                 supervisors.append(supervisor)
-                tasks.append(Task { await supervisor.run() })
+                tasks.append(Task { await supervisor.run(connector: connector) })
             }
         }
 

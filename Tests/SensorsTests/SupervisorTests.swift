@@ -33,9 +33,9 @@ final class SupervisorTests: XCTestCase {
         defer { fake.stop() }
         let (store, engine) = try makeEngine()
         let supervisor = SensorSupervisor(address: address, identity: SensorIdentity(device: address, userId: "u"),
-                                          connector: FakeConnector(boards: [address: fake]), engine: engine,
-                                          settings: settings(), logger: testLogger())
-        let task = Task { await supervisor.run() }
+                                          engine: engine, settings: settings(), logger: testLogger())
+        let connector = FakeConnector(boards: [address: fake])
+        let task = Task { await supervisor.run(connector: connector) }
         try await Task.sleep(for: .seconds(1.5))
         fake.dropLink()
         try await Task.sleep(for: .seconds(1.5))
@@ -73,9 +73,9 @@ final class SupervisorTests: XCTestCase {
         defer { fake.stop() }
         let (store, engine) = try makeEngine(autoStart: false)
         let supervisor = SensorSupervisor(address: address, identity: SensorIdentity(device: address, userId: "u"),
-                                          connector: FakeConnector(boards: [address: fake]), engine: engine,
-                                          settings: settings(button: true), logger: testLogger())
-        let task = Task { await supervisor.run() }
+                                          engine: engine, settings: settings(button: true), logger: testLogger())
+        let connector = FakeConnector(boards: [address: fake])
+        let task = Task { await supervisor.run(connector: connector) }
         try await Task.sleep(for: .seconds(1))
         fake.pressButton()
         try await Task.sleep(for: .seconds(1))
@@ -99,9 +99,9 @@ final class SupervisorTests: XCTestCase {
         var settings = settings()
         settings.board.responseTimeout = .milliseconds(40)
         let supervisor = SensorSupervisor(address: address, identity: SensorIdentity(device: address, userId: "u"),
-                                          connector: FakeConnector(boards: [address: fake]), engine: engine,
-                                          settings: settings, logger: testLogger())
-        let task = Task { await supervisor.run() }
+                                          engine: engine, settings: settings, logger: testLogger())
+        let connector = FakeConnector(boards: [address: fake])
+        let task = Task { await supervisor.run(connector: connector) }
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline, await supervisor.status().samplesReceived < 50 { try await Task.sleep(for: .milliseconds(100)) }
         task.cancel()
