@@ -1,4 +1,4 @@
-// `swift run -c release mqtt-bench [DOCUMENTS] [WINDOW] [--pinned-broker] [--default-allocator]`
+// `swift run -c release mqtt-bench [DOCUMENTS] [WINDOW] [--points N] [--pinned-broker] [--default-allocator]`
 //
 // Starts its own mosquitto on a free loopback port, fills a store's outbox with DOCUMENTS
 // (default 20,000) chunk documents of 2,000 points each (~140 KB of JSON, rendered by the
@@ -21,7 +21,16 @@ import MQTTPublisher
 import TestSupport
 
 let arguments = CommandLine.arguments
-let numbers = arguments.dropFirst().compactMap { Int($0) }
+/// `[DOCUMENTS] [WINDOW]`, and `--points N`: samples per chunk document (2,000 by default,
+/// ~140 KB; 10 gives ~1 KB, to see the fixed cost per message).
+let (numbers, points): ([Int], Int) = {
+    var numbers: [Int] = [], points = 2000
+    var rest = arguments.dropFirst()
+    while let argument = rest.popFirst() {
+        if argument == "--points", let value = rest.popFirst().flatMap({ Int($0) }) { points = value } else if let number = Int(argument) { numbers.append(number) }
+    }
+    return (numbers, points)
+}()
 let count = numbers.first ?? 20_000
 let window = numbers.dropFirst().first ?? 20
 var logger = Logger(label: "mqtt-bench")
@@ -50,7 +59,7 @@ func renderChunk(_ n: Int) -> (String, [UInt8]) {
         state = state &* 6364136223846793005 &+ 1442695040888963407
         return Float(Int64(bitPattern: state >> 11) % 6_000_000) / 100_000
     }
-    let samples = (0..<2000).map { i -> StoredSample in
+    let samples = (0..<points).map { i -> StoredSample in
         let t = session.startMs + Double(n * 2000 + i) * 10
         return StoredSample(timestampMs: t, x: next() - 30, y: next() - 30, z: next() - 30)
     }
@@ -61,7 +70,7 @@ func renderChunk(_ n: Int) -> (String, [UInt8]) {
     return (chunk.id, renderer.chunk(chunk, session: session, samples: samples[...]))
 }
 
-print("mqtt-bench: \(count) chunk documents, in-flight window \(window), mosquitto on 127.0.0.1:\(mqttBroker.port)\(pinnedBroker ? " (allocator pinned)" : "")")
+print("mqtt-bench: \(count) chunk documents of \(points) points, in-flight window \(window), mosquitto on 127.0.0.1:\(mqttBroker.port)\(pinnedBroker ? " (allocator pinned)" : "")")
 let fillStart = ContinuousClock.now
 var totalBytes = 0
 var paths: [DocumentPath] = []
