@@ -105,7 +105,7 @@ extension BLEHost {
             // The controller reuses a handle we still hold: the old link must be gone.
             logger.warning("handle reused before Disconnection Complete", metadata: ["handle": "\(handle)"])
             _ = stale
-            linkDown(handle: handle, reason: .connectionTimeout)
+            linkDown(handle: handle, reason: .controller(.connectionTimeout))
         }
         let link = LinkState()
         let bearer = ATTBearer(requestTimeout: configuration.attRequestTimeout) { [weak self] bytes in
@@ -140,7 +140,7 @@ extension BLEHost {
             // The controller refused or never answered: it no longer has this link in any
             // state we can use. End it here so nothing waits forever.
             logger.warning("Disconnect failed; dropping the link locally", metadata: ["handle": "\(handle)", "error": "\(error)"])
-            if connections[handle]?.link === link { linkDown(handle: handle, reason: .connectionTerminatedByLocalHost) }
+            if connections[handle]?.link === link { linkDown(handle: handle, reason: .controller(.connectionTerminatedByLocalHost)) }
             return
         }
         Task { [weak self] in
@@ -152,7 +152,7 @@ extension BLEHost {
     private func forceDown(handle: UInt16, link: LinkState) {
         guard connections[handle]?.link === link else { return }
         logger.warning("no Disconnection Complete 6 s after Disconnect; dropping the link locally", metadata: ["handle": "\(handle)"])
-        linkDown(handle: handle, reason: .connectionTerminatedByLocalHost)
+        linkDown(handle: handle, reason: .controller(.connectionTerminatedByLocalHost))
     }
 
     func updateConnection(handle: UInt16, link: LinkState, parameters: LEConnectionParameterRange) async throws {

@@ -43,7 +43,7 @@ extension BLEHost {
                 counters.unknown += 1
                 return
             }
-            linkDown(handle: body.connectionHandle, reason: body.reason)
+            linkDown(handle: body.connectionHandle, reason: .controller(body.reason))
         case let .numberOfCompletedPackets(body):
             let anomalies = aclCredits.complete(body)
             if !anomalies.isEmpty {
@@ -112,7 +112,7 @@ extension BLEHost {
 
     /// Ends a link: fails its ATT request, finishes its streams, returns its ACL credits and
     /// drops its queued packets (the controller flushed them, Vol 4, Part E, 4.1.1).
-    func linkDown(handle: UInt16, reason: HCIStatus) {
+    func linkDown(handle: UInt16, reason: LinkEnd) {
         guard let record = connections.removeValue(forKey: handle) else { return }
         counters.closed += 1
         aclCredits.disconnected(handle: handle)
@@ -124,7 +124,7 @@ extension BLEHost {
         record.link.markDown(reason)
         connectionUpdates[handle] = nil
         for waiter in (connectionUpdateWaiters.removeValue(forKey: handle) ?? [:]).values {
-            waiter.resume(returning: reason)
+            waiter.resume(returning: reason.status)
         }
         logger.info("disconnected", metadata: ["handle": "\(handle)", "peer": "\(record.connection.peer)", "reason": "\(reason)"])
         pumpACL()

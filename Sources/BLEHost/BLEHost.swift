@@ -140,7 +140,7 @@ public actor BLEHost {
         }
         state = .stopped
         await transport.close()
-        transportLost(reason: .connectionTerminatedByLocalHost)
+        transportLost(reason: .controller(.connectionTerminatedByLocalHost))
         outbox?.finish()
         readerTask?.cancel()
         ended.finish(.stopped)
@@ -223,14 +223,14 @@ public actor BLEHost {
         guard state != .stopped else { return }
         logger.error("HCI transport lost", metadata: ["error": "\(error)"])
         state = .failed
-        transportLost(reason: .connectionTimeout)
+        transportLost(reason: .transportLost)
         // After the links are down, so whoever reacts to the end finds them ended.
         ended.finish(.transportLost(error as? TransportError ?? TransportError(
             kind: .closed, transport: "controller", operation: "read", hint: "\(error)")))
     }
 
     /// Fails every pending command and waiter, and ends every link (the controller is gone).
-    func transportLost(reason: HCIStatus) {
+    func transportLost(reason: LinkEnd) {
         perform(commandFlow.transportLost())
         for handle in Array(connections.keys) {
             linkDown(handle: handle, reason: reason)

@@ -36,6 +36,11 @@ public actor LEConnection {
     /// Waits until the link is down and returns the reason (e.g. 0x08 supervision timeout,
     /// 0x13 remote user terminated, 0x16 terminated by this host).
     public func waitForDisconnection() async -> HCIStatus {
+        await link.waitUntilDown().status
+    }
+
+    /// Waits until the link is down and says why, telling a lost controller apart.
+    public func waitForLinkEnd() async -> LinkEnd {
         await link.waitUntilDown()
     }
 

@@ -71,7 +71,7 @@ public final class GATTMetaWearLink: MetaWearLink {
 
     public func disconnect() async { await connection.disconnect() }
 
-    public func waitForDisconnection() async -> String { "\(await connection.waitForDisconnection())" }
+    public func waitForDisconnection() async -> String { "\(await connection.waitForLinkEnd())" }
 }
 
 /// Connects to MetaWear boards through a ``BLEHost``. The host runs one scan or connection
