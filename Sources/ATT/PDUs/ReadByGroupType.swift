@@ -1,7 +1,7 @@
 import BluetoothWire
 
 /// ATT_READ_BY_GROUP_TYPE_REQ, Core v5.4, Vol 3, Part F, 3.4.4.9 (primary service discovery).
-public struct ReadByGroupTypeRequest: ATTPDUParameters {
+public struct ReadByGroupTypeRequest: HandleRangeTypeParameters {
     public static let opcode = ATTOpcode.readByGroupTypeRequest
     public var startingHandle: UInt16
     public var endingHandle: UInt16
@@ -13,17 +13,11 @@ public struct ReadByGroupTypeRequest: ATTPDUParameters {
         self.attributeGroupType = attributeGroupType
     }
 
-    public init(parameters reader: inout ByteReader) throws(WireError) {
-        startingHandle = try reader.readUInt16()
-        endingHandle = try reader.readUInt16()
-        attributeGroupType = try BluetoothUUID(from: &reader, length: reader.remainingCount)
+    public init(startingHandle: UInt16, endingHandle: UInt16, type: BluetoothUUID) {
+        self.init(startingHandle: startingHandle, endingHandle: endingHandle, attributeGroupType: type)
     }
 
-    public func writeParameters(to writer: inout ByteWriter) {
-        writer.writeUInt16(startingHandle)
-        writer.writeUInt16(endingHandle)
-        attributeGroupType.write(to: &writer, format: attributeGroupType.shortestWireFormat)
-    }
+    public var type: BluetoothUUID { attributeGroupType }
 }
 
 /// ATT_READ_BY_GROUP_TYPE_RSP, Core v5.4, Vol 3, Part F, 3.4.4.10: a length octet, then
@@ -50,14 +44,7 @@ public struct ReadByGroupTypeResponse: ATTPDUParameters {
     }
 
     public init(parameters reader: inout ByteReader) throws(WireError) {
-        let length = Int(try reader.readUInt8())
-        guard length >= 4 else {
-            throw .invalidValue(field: "Read By Group Type Response Length", value: length, reason: "must be at least 4")
-        }
-        guard reader.remainingCount > 0, reader.remainingCount % length == 0 else {
-            throw .invalidValue(field: "Read By Group Type Response data length", value: reader.remainingCount,
-                                reason: "must be a non-zero multiple of \(length)")
-        }
+        let length = try reader.readEntryLength(minimum: 4, pdu: "Read By Group Type Response")
         attributeDataList = []
         while !reader.isAtEnd {
             let handle = try reader.readUInt16()

@@ -2,7 +2,7 @@ import BluetoothWire
 
 /// ATT_READ_BY_TYPE_REQ, Core v5.4, Vol 3, Part F, 3.4.4.1 (characteristic discovery). The
 /// attribute type is a 2- or 16-octet UUID, told apart by the PDU length.
-public struct ReadByTypeRequest: ATTPDUParameters {
+public struct ReadByTypeRequest: HandleRangeTypeParameters {
     public static let opcode = ATTOpcode.readByTypeRequest
     public var startingHandle: UInt16
     public var endingHandle: UInt16
@@ -14,17 +14,11 @@ public struct ReadByTypeRequest: ATTPDUParameters {
         self.attributeType = attributeType
     }
 
-    public init(parameters reader: inout ByteReader) throws(WireError) {
-        startingHandle = try reader.readUInt16()
-        endingHandle = try reader.readUInt16()
-        attributeType = try BluetoothUUID(from: &reader, length: reader.remainingCount)
+    public init(startingHandle: UInt16, endingHandle: UInt16, type: BluetoothUUID) {
+        self.init(startingHandle: startingHandle, endingHandle: endingHandle, attributeType: type)
     }
 
-    public func writeParameters(to writer: inout ByteWriter) {
-        writer.writeUInt16(startingHandle)
-        writer.writeUInt16(endingHandle)
-        attributeType.write(to: &writer, format: attributeType.shortestWireFormat)
-    }
+    public var type: BluetoothUUID { attributeType }
 }
 
 /// ATT_READ_BY_TYPE_RSP, Core v5.4, Vol 3, Part F, 3.4.4.2: a length octet, then handle-value
@@ -49,14 +43,7 @@ public struct ReadByTypeResponse: ATTPDUParameters {
     }
 
     public init(parameters reader: inout ByteReader) throws(WireError) {
-        let length = Int(try reader.readUInt8())
-        guard length >= 2 else {
-            throw .invalidValue(field: "Read By Type Response Length", value: length, reason: "must be at least 2")
-        }
-        guard reader.remainingCount > 0, reader.remainingCount % length == 0 else {
-            throw .invalidValue(field: "Read By Type Response data length", value: reader.remainingCount,
-                                reason: "must be a non-zero multiple of \(length)")
-        }
+        let length = try reader.readEntryLength(minimum: 2, pdu: "Read By Type Response")
         attributeDataList = []
         while !reader.isAtEnd {
             let handle = try reader.readUInt16()
