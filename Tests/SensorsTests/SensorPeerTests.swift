@@ -106,7 +106,8 @@ final class SensorPeerTests: XCTestCase {
         // Each restart of the board's stream is estimated from the stop time: ±1 sample each.
         XCTAssertEqual(Double(missing), Double(lost), accuracy: Double(check.segments), "gaps \(gaps.map { ($0.reason, $0.missing) })",
                        file: file, line: line)
-        XCTAssertLessThan(worstSpacingErrorMs(samples, odr: odr, lsbPerDps: lsb), 1.0, file: file, line: line)
+        let spacing = spacingReport(samples, odr: odr, lsbPerDps: lsb)
+        XCTAssertLessThan(spacing.worstMs, 1.0, "\(spacing)", file: file, line: line)
         return samples
     }
 

@@ -75,16 +75,46 @@ func checkWaveform(_ samples: [ReadbackSample], odr: Double, lsbPerDps: Double, 
     return (segments, problems)
 }
 
-/// Largest distance (ms) of a stamp from the 1/ODR grid through the first sample of its segment.
-func worstSpacingErrorMs(_ samples: [ReadbackSample], odr: Double, lsbPerDps: Double) -> Double {
-    var worst = 0.0
+/// How far stamps stray from an even 1/ODR spacing. Each segment (one run of the board's counter)
+/// gets the 1/ODR grid whose phase fits it best: the acceptance asks for evenly spaced stamps, and
+/// which instant the grid passes through is the clock's unobservable latency offset (see
+/// SampleClock), so the segment's first stamp has no claim to sit exactly on it.
+struct SpacingReport: CustomStringConvertible {
+    /// Largest distance (ms) of a stamp from its segment's best grid: half the spread of the
+    /// stamps' offsets from any one 1/ODR grid.
+    var worstMs = 0.0
+    /// Segment (1-based) where it occurs, its length (s) and the spread's ends (ms, relative to the
+    /// grid through the segment's first stamp).
+    var segment = 0
+    var segmentSeconds = 0.0
+    var lowest = 0.0, highest = 0.0
+
+    var description: String {
+        "worst \(worstMs) ms in segment \(segment) (\(segmentSeconds) s long; offsets from the grid through its first stamp \(lowest)...\(highest) ms)"
+    }
+}
+
+func spacingReport(_ samples: [ReadbackSample], odr: Double, lsbPerDps: Double) -> SpacingReport {
+    var report = SpacingReport()
+    var current = SpacingReport()
     var origin: (index: Int64, ms: Double, n: Int64)?
+    func close() {
+        current.worstMs = (current.highest - current.lowest) / 2
+        if current.worstMs > report.worstMs { report = current }
+    }
     for sample in samples {
         let n = Int64((sample.x * lsbPerDps).rounded())
-        if origin == nil || n < origin!.n { origin = (sample.index, sample.timestampMs, n) }
-        let expected = origin!.ms + Double(sample.index - origin!.index) * 1000 / odr
-        worst = max(worst, abs(sample.timestampMs - expected))
+        if origin == nil || n < origin!.n {
+            if origin != nil { close() }
+            origin = (sample.index, sample.timestampMs, n)
+            current = SpacingReport(segment: current.segment + 1)
+        }
+        let offset = sample.timestampMs - (origin!.ms + Double(sample.index - origin!.index) * 1000 / odr)
+        current.lowest = min(current.lowest, offset)
+        current.highest = max(current.highest, offset)
+        current.segmentSeconds = (sample.timestampMs - origin!.ms) / 1000
         origin!.n = n
     }
-    return worst
+    close()
+    return report
 }

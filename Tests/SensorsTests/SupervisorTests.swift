@@ -65,7 +65,8 @@ final class SupervisorTests: XCTestCase {
         XCTAssertTrue(gaps.contains { $0.reason.hasPrefix("disconnected") }, "\(gaps.map(\.reason))")
         XCTAssertTrue(gaps.contains { $0.reason == "notReceived" && $0.missing == 7 }, "\(gaps.map { ($0.reason, $0.missing) })")
         XCTAssertTrue(gaps.contains { $0.reason == "silent" }, "\(gaps.map(\.reason))")
-        XCTAssertLessThan(worstSpacingErrorMs(samples, odr: 100, lsbPerDps: 16.4), 1.0)
+        let spacing = spacingReport(samples, odr: 100, lsbPerDps: 16.4)
+        XCTAssertLessThan(spacing.worstMs, 1.0, "\(spacing)")
     }
 
     func testButtonStartsAndStopsSessions() async throws {
