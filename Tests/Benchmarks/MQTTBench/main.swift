@@ -1,12 +1,15 @@
-// `swift run -c release mqtt-bench [DOCUMENTS] [WINDOW] [--points N] [--pinned-broker] [--default-allocator]`
+// `swift run -c release mqtt-bench [DOCUMENTS] [WINDOW] [--points N] [--rounds R] [--pinned-broker] [--default-allocator]`
 //
-// Starts its own mosquitto on a free loopback port, fills a store's outbox with DOCUMENTS
-// (default 20,000) chunk documents of 2,000 points each (~140 KB of JSON, rendered by the
-// Capture module's DocumentRenderer), then, in the same run:
-//   1. the MQTTPublisher draining the outbox at QoS 1, rows deleted after their PUBACK;
-//   2. the baseline: a bare libmosquitto publisher of the same payloads held in memory,
-// with the same in-flight window, awaiting every PUBACK. Reports documents/s, CPU time per
-// document (this process and the broker) and the ratio publisher / baseline.
+// Starts its own mosquitto on a free loopback port and renders DOCUMENTS (default 20,000) chunk
+// documents of 2,000 points each (~140 KB of JSON, by the Capture module's DocumentRenderer).
+// Then, R times (default 3), interleaved and alternating which goes first:
+//   - the MQTTPublisher draining the store's outbox, filled with those documents, at QoS 1,
+//     rows deleted after their PUBACK;
+//   - the baseline: a bare libmosquitto publisher of the same payloads held in memory, with the
+//     same in-flight window, awaiting every PUBACK.
+// Reports documents/s and CPU time per document (this process and the broker) for each, and the
+// median of the rounds' ratios publisher / baseline: on a two-core machine one phase's rate
+// moves by ±15 % between runs, so a single pair decides nothing.
 //
 // `--pinned-broker` fixes the broker's glibc allocator thresholds: a stock mosquitto spends
 // either ~30 or ~150 µs of CPU per 140 KB publish depending on its allocation history, which
@@ -21,20 +24,29 @@ import MQTTPublisher
 import TestSupport
 
 let arguments = CommandLine.arguments
-/// `[DOCUMENTS] [WINDOW]`, and `--points N`: samples per chunk document (2,000 by default,
-/// ~140 KB; 10 gives ~1 KB, to see the fixed cost per message).
-let (numbers, points): ([Int], Int) = {
-    var numbers: [Int] = [], points = 2000
+/// `[DOCUMENTS] [WINDOW]`, `--points N`: samples per chunk document (2,000 by default, ~140 KB;
+/// 10 gives ~1 KB, to see the fixed cost per message), `--rounds R`.
+let (numbers, points, rounds): ([Int], Int, Int) = {
+    var numbers: [Int] = [], points = 2000, rounds = 3
     var rest = arguments.dropFirst()
     while let argument = rest.popFirst() {
-        if argument == "--points", let value = rest.popFirst().flatMap({ Int($0) }) { points = value } else if let number = Int(argument) { numbers.append(number) }
+        if argument == "--points", let value = rest.popFirst().flatMap({ Int($0) }) {
+            points = value
+        } else if argument == "--rounds", let value = rest.popFirst().flatMap({ Int($0) }), value > 0 {
+            rounds = value
+        } else if let number = Int(argument) {
+            numbers.append(number)
+        }
     }
-    return (numbers, points)
+    return (numbers, points, rounds)
 }()
 let count = numbers.first ?? 20_000
 let window = numbers.dropFirst().first ?? 20
-var logger = Logger(label: "mqtt-bench")
-logger.logLevel = .error
+let logger = {
+    var logger = Logger(label: "mqtt-bench")
+    logger.logLevel = .error
+    return logger
+}()
 
 // The gateway's allocator settings (GatewayDaemon sets them); `--default-allocator` measures without.
 if !arguments.contains("--default-allocator") { LargeDocumentAllocator.configure() }
@@ -70,24 +82,24 @@ func renderChunk(_ n: Int) -> (String, [UInt8]) {
     return (chunk.id, renderer.chunk(chunk, session: session, samples: samples[...]))
 }
 
-print("mqtt-bench: \(count) chunk documents of \(points) points, in-flight window \(window), mosquitto on 127.0.0.1:\(mqttBroker.port)\(pinnedBroker ? " (allocator pinned)" : "")")
-let fillStart = ContinuousClock.now
-var totalBytes = 0
-var paths: [DocumentPath] = []
-var batch = StoreChanges()
-for n in 0..<count {
+print("mqtt-bench: \(count) chunk documents of \(points) points, in-flight window \(window), \(rounds) rounds, mosquitto on 127.0.0.1:\(mqttBroker.port)\(pinnedBroker ? " (allocator pinned)" : "")")
+let renderStart = ContinuousClock.now
+let documents = try (0..<count).map { n in
     let (id, body) = renderChunk(n)
-    totalBytes += body.count
-    let path = try DocumentPath("realtime_data/\(id)")
-    paths.append(path)
-    batch.documents.append(DocumentWrite(path: path, body: body, retain: false, device: session.device))
-    if batch.documents.count == 250 || n == count - 1 {
+    return DocumentWrite(path: try DocumentPath("realtime_data/\(id)"), body: body, retain: false, device: session.device)
+}
+let totalBytes = documents.reduce(0) { $0 + $1.body.count }
+let averageKB = Double(totalBytes) / Double(count) / 1000
+print(String(format: "rendered %d documents, %.1f KB average, %.1f MB, in %@", count, averageKB, Double(totalBytes) / 1e6, "\(ContinuousClock.now - renderStart)"))
+
+/// Writes every document again (a new version each round), which queues each one in the outbox.
+func fillOutbox() async throws {
+    for start in stride(from: 0, to: documents.count, by: 250) {
+        var batch = StoreChanges()
+        batch.documents = Array(documents[start..<min(start + 250, documents.count)])
         try await store.commit(batch)
-        batch = StoreChanges()
     }
 }
-let averageKB = Double(totalBytes) / Double(count) / 1000
-print(String(format: "filled the outbox: %d documents, %.1f KB average, %.1f MB, in %@", count, averageKB, Double(totalBytes) / 1e6, "\(ContinuousClock.now - fillStart)"))
 
 func seconds(_ duration: Duration) -> Double {
     Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
@@ -107,12 +119,14 @@ func mark(_ label: String) {
 struct CPUTimes {
     var own: Double
     var broker: Double
+    /// Minor page faults of this process: fresh or remapped pages (see LargeDocumentAllocator).
+    var faults: Int
 
     static func now() -> CPUTimes {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
         let own = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
-        return CPUTimes(own: own, broker: brokerSeconds())
+        return CPUTimes(own: own, broker: brokerSeconds(), faults: usage.ru_minflt)
     }
 
     static func brokerSeconds() -> Double {
@@ -124,7 +138,7 @@ struct CPUTimes {
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
-    static func - (a: CPUTimes, b: CPUTimes) -> CPUTimes { CPUTimes(own: a.own - b.own, broker: a.broker - b.broker) }
+    static func - (a: CPUTimes, b: CPUTimes) -> CPUTimes { CPUTimes(own: a.own - b.own, broker: a.broker - b.broker, faults: a.faults - b.faults) }
 }
 
 /// One timed phase: wall time and CPU time.
@@ -147,8 +161,9 @@ struct Phase {
     }
 
     func line(_ label: String) -> String {
-        String(format: "%@ %8.0f documents/s  (%.2f s, %4.0f MB/s; CPU per document: %3.0f µs here + %3.0f µs broker)",
-               label, rate, seconds(wall), rate * averageKB / 1000, cpu.own / Double(count) * 1e6, cpu.broker / Double(count) * 1e6)
+        String(format: "%@ %8.0f documents/s  (%.2f s, %4.0f MB/s; per document: %3.0f µs CPU here + %3.0f µs broker, %.1f page faults here)",
+               label, rate, seconds(wall), rate * averageKB / 1000, cpu.own / Double(count) * 1e6, cpu.broker / Double(count) * 1e6,
+               Double(cpu.faults) / Double(count))
     }
 }
 
@@ -204,30 +219,55 @@ func onThread(_ body: @escaping @Sendable () -> Void) async {
     }
 }
 
-// MARK: - The three phases
+// MARK: - Rounds
 
 _ = mosquitto_lib_init()
-var configuration = PublisherConfiguration(host: "127.0.0.1", port: mqttBroker.port, clientId: "bench-publisher", gatewayId: "bench")
-configuration.inFlightWindow = window
-let publisher = MQTTPublisher(store: store, configuration: configuration, logger: logger)
-var running: Task<Void, Never>?
-let drain = try await Phase.measure("publisher") {
-    running = Task { await publisher.run() }
-    await publisher.waitUntilIdle()
+let configuration = {
+    var configuration = PublisherConfiguration(host: "127.0.0.1", port: mqttBroker.port, clientId: "bench-publisher", gatewayId: "bench")
+    configuration.inFlightWindow = window
+    return configuration
+}()
+let memorySource = PayloadSource(payloads: documents.map(\.body))
+
+func drainPhase() async throws -> Phase {
+    let fillStart = ContinuousClock.now
+    try await fillOutbox()
+    print("  filled the outbox in \(ContinuousClock.now - fillStart)")
+    let publisher = MQTTPublisher(store: store, configuration: configuration, logger: logger)
+    var running: Task<Void, Never>?
+    let phase = try await Phase.measure("publisher") {
+        running = Task { await publisher.run() }
+        await publisher.waitUntilIdle()
+    }
+    let status = await publisher.status
+    publisher.shutdown()
+    await running?.value
+    if status.acknowledged != count { print("  warning: the publisher acknowledged \(status.acknowledged) of \(count)") }
+    return phase
 }
-let status = await publisher.status
-publisher.shutdown()
-await running?.value
 
-// The baseline's payloads: the very bodies the publisher sent, read back before timing.
-var payloads: [[UInt8]] = []
-for path in paths { payloads.append(try await store.document(path) ?? []) }
-let memorySource = PayloadSource(payloads: payloads)
-let baseline = try await Phase.measure("baseline") { await onThread { BarePublisher.run(memorySource, clientId: "bench-baseline") } }
-payloads = []
+func baselinePhase() async throws -> Phase {
+    try await Phase.measure("baseline") { await onThread { BarePublisher.run(memorySource, clientId: "bench-baseline") } }
+}
 
-print(drain.line("publisher (outbox, QoS 1, delete on PUBACK):"), "acknowledged \(status.acknowledged)")
-print(baseline.line("baseline (bare libmosquitto, in memory):    "))
-print(String(format: "ratio publisher / baseline: %.2f (target >= 0.8)", drain.rate / baseline.rate))
+var ratios: [Double] = []
+for round in 1...rounds {
+    print("round \(round):")
+    let drain: Phase, baseline: Phase
+    if round % 2 == 1 {
+        drain = try await drainPhase()
+        baseline = try await baselinePhase()
+    } else {
+        baseline = try await baselinePhase()
+        drain = try await drainPhase()
+    }
+    print(drain.line("  publisher (outbox, QoS 1, delete on PUBACK):"))
+    print(baseline.line("  baseline (bare libmosquitto, in memory):    "))
+    ratios.append(drain.rate / baseline.rate)
+    print(String(format: "  ratio publisher / baseline: %.2f", ratios.last!))
+}
+let sorted = ratios.sorted()
+print(String(format: "median ratio publisher / baseline over %d rounds: %.2f (rounds: %@; target >= 0.8)",
+             rounds, sorted[sorted.count / 2], ratios.map { String(format: "%.2f", $0) }.joined(separator: ", ")))
 mqttBroker.stop()
 directory.remove()
