@@ -122,11 +122,21 @@ extension GyroStore {
     /// retained store (`seq` is 0: these are not outbox rows).
     public func retainedDocuments() async throws(StoreError) -> [OutboxMessage] {
         try await read("listing retained documents") { db in
-            try Row.fetchAll(db, sql: "SELECT path, body, updatedAt FROM document WHERE retained = 1 ORDER BY path").map { row in
+            try Row.fetchAll(db, sql: Self.retainedDocumentsSQL).map { row in
                 let body: Data = row["body"]
                 return OutboxMessage(seq: 0, topic: row["path"], qos: 1, retain: true, payload: [UInt8](body),
                                      properties: nil, device: nil, createdAt: row["updatedAt"])
             }
+        }
+    }
+
+    /// Served by the partial index `document_retained_path` (migration v3), not a table scan.
+    static let retainedDocumentsSQL = "SELECT path, body, updatedAt FROM document WHERE retained = 1 ORDER BY path"
+
+    /// SQLite's plan for the resync listing, one line per step (for tests).
+    func retainedDocumentsQueryPlan() async throws(StoreError) -> [String] {
+        try await read("explaining the retained documents query") { db in
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + Self.retainedDocumentsSQL).map { $0["detail"] as String }
         }
     }
 }

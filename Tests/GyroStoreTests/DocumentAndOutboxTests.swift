@@ -1,5 +1,5 @@
 import Foundation
-import GyroStore
+@testable import GyroStore
 import TestSupport
 import XCTest
 
@@ -57,6 +57,20 @@ final class DocumentAndOutboxTests: XCTestCase {
         let store = try GyroStore.inMemory(logger: testLogger())
         try await write(store, "records/a", "1")
         try await write(store, "realtime_data/c", "2", retain: false)
+        let retained = try await store.retainedDocuments()
+        XCTAssertEqual(retained.map(\.topic), ["records/a"])
+    }
+
+    /// Resync runs after every new broker session: it must not read every chunk document.
+    func testRetainedDocumentsAreListedFromTheirIndexNotATableScan() async throws {
+        let directory = try TemporaryDirectory("retained-index")
+        defer { directory.remove() }
+        let store = try GyroStore.open(directory: directory.path, maxBytes: 1 << 30, logger: testLogger())
+        try await write(store, "records/a", "1")
+        try await write(store, "realtime_data/c", "2", retain: false)
+        let plan = try await store.retainedDocumentsQueryPlan()
+        // Without it: "SCAN document USING INDEX sqlite_autoindex_document_1", every row visited.
+        XCTAssertEqual(plan, ["SCAN document USING INDEX document_retained_path"])
         let retained = try await store.retainedDocuments()
         XCTAssertEqual(retained.map(\.topic), ["records/a"])
     }
