@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import GyroStore
+@testable import GyroStore
 import TestSupport
 import XCTest
 
@@ -16,6 +16,29 @@ final class StoreFileTests: XCTestCase {
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: moved)), garbage, "the damaged file is kept byte for byte")
         let integrity = try await store.integrityCheck()
         XCTAssertEqual(integrity, "ok")
+    }
+
+    /// Freed pages are not zeroed and written (Debian's SQLite defaults to secure_delete = ON):
+    /// deleting chunk documents must not write their size again to the WAL, least of all when
+    /// the store is being evicted because the disk is full.
+    func testDeletingLargeDocumentsWritesLittleToTheWAL() async throws {
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
+        let store = try GyroStore.open(directory: folder.path, logger: testLogger())
+        let paths = try (0..<40).map { try DocumentPath("realtime_data/c\($0)") }
+        var writes = StoreChanges()
+        writes.documents = paths.map { DocumentWrite(path: $0, body: Array(repeating: 0x5A, count: 140_000), retain: false, device: nil) }
+        try await store.commit(writes)
+        try await store.writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        var deletions = StoreChanges()
+        deletions.deletions = paths
+        try await store.commit(deletions)
+        let framesWritten = try await store.writer.writeWithoutTransaction { db in
+            try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(PASSIVE)")?[1] as Int? ?? -1
+        }
+        // 40 bodies span ~1,400 overflow pages; zeroing them would write every one.
+        XCTAssertGreaterThanOrEqual(framesWritten, 0)
+        XCTAssertLessThan(framesWritten, 140, "pages written to the WAL by deleting 40 chunk documents")
     }
 
     func testADamagedPageIsDetectedAtOpen() async throws {
