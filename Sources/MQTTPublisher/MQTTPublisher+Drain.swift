@@ -3,10 +3,7 @@ import Foundation
 import GyroStore
 
 extension MQTTPublisher {
-    /// Rows read from the store at a time. The window's queue is kept at most about two pages
-    /// deep, so a slow read (large documents, an fsync for the removed rows) does not let it
-    /// run dry: memory for up to ~18 MB of 140 KB chunk documents.
-    var pageSize: Int { max(configuration.inFlightWindow * 2, 64) }
+    var pageSize: Int { configuration.pageSize }
 
     /// Keeps the window's queue stocked and removes acknowledged rows in batches.
     ///

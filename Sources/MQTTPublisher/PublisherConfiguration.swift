@@ -28,6 +28,12 @@ public struct PublisherConfiguration: Sendable {
     /// Most publishes handed to libmosquitto and not yet acknowledged. libmosquitto itself
     /// would queue without bound; 20 measured fastest on loopback (`stack-facts.md`).
     public var inFlightWindow: Int = 20
+
+    /// Outbox rows read from the store at a time; the next page is read when fewer are queued.
+    /// The window's queue is thus at most about two pages deep, so a slow read (large
+    /// documents, an fsync for the removed rows) does not let it run dry: memory for up to
+    /// ~18 MB of 140 KB chunk documents.
+    var pageSize: Int { max(inFlightWindow * 2, 64) }
     /// A row the broker refuses this many times (PUBACK reason >= 128: an ACL, a quota) is
     /// parked: kept in the store but no longer sent, so it cannot hold up the rows behind it
     /// on every reconnect. `resync` retries parked rows.
