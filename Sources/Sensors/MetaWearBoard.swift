@@ -164,12 +164,18 @@ public actor MetaWearBoard {
         streaming = true
     }
 
-    /// Stops the streams in reverse order. Data still in flight is dropped.
+    /// Stops the streams in reverse order, then waits (up to the response timeout) for an
+    /// answer from the board. The link is in order, so the answer means the board has carried
+    /// out the stop commands before the caller disconnects: a MetaWear keeps streaming without
+    /// a connection, and a stop overtaken by the disconnect would leave it streaming (and
+    /// draining its battery) until the next connection resets it. Data still in flight is dropped.
     public func stopStreaming() async throws {
         guard let plan else { return }
         streaming = false
         phase = .quiet
         for command in plan.stopCommands { try await link.write(command) }
+        _ = try await request(Gyro.readConfiguration(), answer: MetaWearModuleID.gyro.rawValue, 0x83,
+                              what: "gyro configuration read after the stop")
     }
 
     /// Reads the battery (`11 8c`); the answer is also sent as an event.

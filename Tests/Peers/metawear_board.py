@@ -165,6 +165,9 @@ class Board:
         self.samples_sent = 0
         self.samples_dropped = 0
         self.samples_undelivered = 0
+        # Undelivered since the last notification that went out: a loss after the last sample
+        # the gateway received, outside anything it recorded (the tail of a session).
+        self.samples_undelivered_tail = 0
         self.notifications_sent = 0
         self.notifications_undelivered = 0
         self._task: asyncio.Task | None = None
@@ -386,8 +389,10 @@ class Board:
         if ch.sub_data:
             if self.notify(bytes([ch.module, ch.data_reg]) + sample):
                 self.samples_sent += 1
+                self.samples_undelivered_tail = 0
             else:
                 self.samples_undelivered += 1
+                self.samples_undelivered_tail += 1
         if ch.sub_packed:
             ch.pending.append(sample)
             if len(ch.pending) == 3:
@@ -395,8 +400,10 @@ class Board:
                 ch.pending = []
                 if self.notify(value):
                     self.samples_sent += 3
+                    self.samples_undelivered_tail = 0
                 else:
                     self.samples_undelivered += 3
+                    self.samples_undelivered_tail += 3
 
     async def _stream(self) -> None:
         loop = asyncio.get_running_loop()
@@ -435,6 +442,7 @@ class Board:
             "samples_sent": self.samples_sent,
             "samples_dropped": self.samples_dropped,
             "samples_undelivered": self.samples_undelivered,
+            "samples_undelivered_tail": self.samples_undelivered_tail,
             "drop_pending": self.drop_remaining,
             "notifications_sent": self.notifications_sent,
             "notifications_undelivered": self.notifications_undelivered,
