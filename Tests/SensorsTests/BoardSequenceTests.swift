@@ -35,7 +35,7 @@ final class BoardSequenceTests: XCTestCase {
         ])
         let before = fake.writes.count
         try await board.stopStreaming()
-        XCTAssertEqual(Array(fake.writes[before...]), ["13 01 00", "13 02 00 01", "13 05 00"])
+        XCTAssertEqual(Array(fake.writes[before...]), ["13 01 00", "13 02 00 01", "13 05 00", "13 83"], "stop, then the barrier")
     }
 
     func testMetaMotionSInitAndStart200HzPackedWithButtonAndLED() async throws {
@@ -58,7 +58,7 @@ final class BoardSequenceTests: XCTestCase {
         ])
         let before = fake.writes.count
         try await board.stopStreaming()
-        XCTAssertEqual(Array(fake.writes[before...]), ["13 01 00", "13 02 00 01", "13 05 00", "01 01 00"])
+        XCTAssertEqual(Array(fake.writes[before...]), ["13 01 00", "13 02 00 01", "13 05 00", "01 01 00", "13 83"])
     }
 
     func testMetaMotionS100HzUnpackedWithAccelerometer() async throws {
@@ -73,7 +73,7 @@ final class BoardSequenceTests: XCTestCase {
         ])
         let before = fake.writes.count
         try await board.stopStreaming()
-        XCTAssertEqual(Array(fake.writes[before...]), ["03 01 00", "03 02 00 01", "03 04 00", "13 01 00", "13 02 00 01", "13 04 00"])
+        XCTAssertEqual(Array(fake.writes[before...]), ["03 01 00", "03 02 00 01", "03 04 00", "13 01 00", "13 02 00 01", "13 04 00", "13 83"])
     }
 
     func testSlowUnansweredDiscoveryTimesOut() async throws {
