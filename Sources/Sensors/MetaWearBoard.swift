@@ -164,8 +164,8 @@ public actor MetaWearBoard {
         streaming = true
     }
 
-    /// Stops the streams in reverse order, then waits (up to the response timeout) for an
-    /// answer from the board. The link is in order, so the answer means the board has carried
+    /// Stops the streams in reverse order, then waits (up to the response timeout, at most
+    /// 1 s: this runs while the gateway shuts down) for an answer from the board. The link is in order, so the answer means the board has carried
     /// out the stop commands before the caller disconnects: a MetaWear keeps streaming without
     /// a connection, and a stop overtaken by the disconnect would leave it streaming (and
     /// draining its battery) until the next connection resets it. Data still in flight is dropped.
@@ -175,7 +175,7 @@ public actor MetaWearBoard {
         phase = .quiet
         for command in plan.stopCommands { try await link.write(command) }
         _ = try await request(Gyro.readConfiguration(), answer: MetaWearModuleID.gyro.rawValue, 0x83,
-                              what: "gyro configuration read after the stop")
+                              what: "gyro configuration read after the stop", timeout: min(responseTimeout, .seconds(1)))
     }
 
     /// Reads the battery (`11 8c`); the answer is also sent as an event.
@@ -210,14 +210,14 @@ public actor MetaWearBoard {
 
     // MARK: - Requests and notifications
 
-    private func request(_ command: MetaWearCommand, answer module: UInt8, _ register: UInt8, what: String)
-        async throws -> [UInt8]
+    private func request(_ command: MetaWearCommand, answer module: UInt8, _ register: UInt8, what: String,
+                         timeout: Duration? = nil) async throws -> [UInt8]
     {
         if closed { throw BoardError.linkClosed }
         let key = UInt16(module) << 8 | UInt16(register)
         nextWaiterID += 1
         let id = nextWaiterID
-        let timeout = responseTimeout
+        let timeout = timeout ?? responseTimeout
         let timer = Task { [weak self] in
             try? await Task.sleep(for: timeout)
             await self?.fail(key: key, id: id, with: BoardError.timeout(what))
