@@ -14,9 +14,9 @@ import Synchronization
 ///
 /// The actor is woken for a batch of outcomes (`wakeAfterOutcomes`), when the queue falls
 /// below a page (it reads the next one), when the window empties (drained, or shutting down)
-/// and for the presence document's PUBACK. Waking it for every PUBACK cost a task switch per
-/// message: ~28 µs of CPU per 1 KB document against a bare publisher's ~20 in `mqtt-bench
-/// --points 10`.
+/// and for the presence document's PUBACK, not for every PUBACK: a task switch per message
+/// was a good part of the fixed cost, which `mqtt-bench --points 10` (1 KB documents) measured
+/// at 37-51 µs of CPU per document against a bare publisher's 16-23, and 30-45 µs batched.
 ///
 /// All state is behind one mutex, held while calling `mosquitto_publish`, so a PUBACK can
 /// never be handled before its message id is recorded. Lock order: libmosquitto's callback
