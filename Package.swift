@@ -144,7 +144,8 @@ let package = Package(
         // `swift run -c release mqtt-bench [DOCUMENTS]`
         .executableTarget(
             name: "mqtt-bench",
-            dependencies: ["Capture", "GyroStore", "MQTTPublisher", "Daemon", "CMosquitto", "TestSupport", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Capture", "GyroStore", "MQTTPublisher", "Daemon", "CMosquitto", "TestSupport", .product(name: "Logging", package: "swift-log"),
+                           .product(name: "GRDBSQLite", package: "GRDB.swift")],
             path: "Tests/Benchmarks/MQTTBench"
         ),
         .testTarget(

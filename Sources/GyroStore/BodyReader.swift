@@ -2,16 +2,31 @@ import GRDB
 import GRDBSQLite
 
 /// Reads document bodies with SQLite's incremental blob I/O, one copy from the database pages
-/// into the returned array. One blob handle is reused (`sqlite3_blob_reopen`) for a whole
-/// page of outbox rows; use it inside one read and `close()` it before the read ends.
+/// into one reused buffer. One blob handle is reused
+/// (`sqlite3_blob_reopen`) for a whole page of outbox rows; use it inside one read and
+/// `close()` it before the read ends.
 struct BodyReader {
     let db: Database
     private var blob: OpaquePointer?
+    /// `withBody`'s buffer, reused for every row: it stays in the CPU's cache between the read
+    /// and the publish, where a fresh array per body would be cold memory each time.
+    private var buffer: [UInt8] = []
 
     init(_ db: Database) { self.db = db }
 
-    mutating func body(rowid: Int64, length: Int) throws -> [UInt8] {
-        guard length > 0 else { return [] }
+    /// Calls `use` with the body, valid only during the call.
+    mutating func withBody<T>(rowid: Int64, length: Int, _ use: (UnsafeRawBufferPointer) throws -> T) throws -> T {
+        guard length > 0 else { return try use(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        let blob = try open(rowid: rowid, length: length)
+        if buffer.count < length { buffer = [UInt8](repeating: 0, count: length) }
+        let db = self.db
+        return try buffer.withUnsafeMutableBytes { bytes in
+            try Self.check(sqlite3_blob_read(blob, bytes.baseAddress, Int32(length), 0), "reading the body of document row \(rowid)", db)
+            return try use(UnsafeRawBufferPointer(rebasing: bytes[..<length]))
+        }
+    }
+
+    private mutating func open(rowid: Int64, length: Int) throws -> OpaquePointer {
         if let blob {
             try check(sqlite3_blob_reopen(blob, rowid), "reopening the body of document row \(rowid)")
         } else {
@@ -21,10 +36,7 @@ struct BodyReader {
         guard let blob, Int(sqlite3_blob_bytes(blob)) == length else {
             throw DatabaseError(resultCode: .SQLITE_CORRUPT, message: "document row \(rowid): body length changed during a read")
         }
-        return try [UInt8](unsafeUninitializedCapacity: length) { buffer, count in
-            try check(sqlite3_blob_read(blob, buffer.baseAddress, Int32(length), 0), "reading the body of document row \(rowid)")
-            count = length
-        }
+        return blob
     }
 
     mutating func close() {
@@ -33,6 +45,10 @@ struct BodyReader {
     }
 
     private func check(_ code: Int32, _ context: String) throws {
+        try Self.check(code, context, db)
+    }
+
+    private static func check(_ code: Int32, _ context: String, _ db: Database) throws {
         guard code == SQLITE_OK else {
             throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "\(context): \(String(cString: sqlite3_errmsg(db.sqliteConnection)))")
         }

@@ -26,6 +26,33 @@ public struct OutboxMessage: Sendable, Equatable {
     }
 }
 
+/// An outbox row handed over while the store reads it (`GyroStore.deliverOutbox`).
+public struct OutboxRowView {
+    public let seq: Int64
+    /// The document path; the publisher adds the configured prefix.
+    public let topic: String
+    public let qos: Int
+    public let retain: Bool
+    /// Extra MQTT v5 properties as JSON, if any.
+    public let properties: String?
+    public let device: String?
+    public let createdAt: Double
+    /// Valid only during the `deliver` call that received it.
+    public let payload: UnsafeRawBufferPointer
+}
+
+/// What one `GyroStore.deliverOutbox` pass did.
+public struct OutboxPass: Sendable, Equatable {
+    /// Rows `deliver` accepted.
+    public var delivered = 0
+    /// The last seq passed: accepted, or superseded (and removed); nil when there was none.
+    public var lastSeq: Int64?
+    /// `deliver` declined a row: that row and the ones after it were not passed.
+    public var stopped = false
+
+    public init() {}
+}
+
 /// How much is waiting for the broker.
 public struct OutboxStats: Sendable, Equatable, Codable {
     public var depth: Int

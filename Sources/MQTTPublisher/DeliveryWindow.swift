@@ -1,27 +1,39 @@
 import CMosquitto
+import Foundation
 import GyroStore
-import Synchronization
 
-/// One connection's publishes in flight and the rows queued to follow them, shared by the
-/// publisher actor (which reads rows from the store and offers them) and the connection's
-/// network thread (whose PUBACK callback hands the next queued row to libmosquitto at once).
+/// One connection's publishes in flight, shared by three parties: the store's reader thread
+/// (the feeder: `feed` publishes each outbox row as soon as its body is read, waiting for room
+/// in the window), the connection's network thread (whose PUBACK callback records the outcome
+/// and makes room) and the publisher actor (which takes the outcomes in batches).
 ///
-/// Why the window refills itself on the network thread: when every PUBACK went through the
-/// actor before the next publish, each one waited for a task wake-up (0.4 ms on average in
-/// `mqtt-bench`, with the reader, the network thread and the broker sharing two cores), and
-/// the drain reached half of what a bare libmosquitto publisher does. Now the actor is off
-/// that path: it keeps the queue stocked and handles the outcomes in batches (`take()`).
+/// Why the feeder publishes itself: an outbox row's body (~140 KB for a chunk) is read into
+/// one reused buffer and copied into libmosquitto's packet straight away, while it is still in
+/// the CPU's cache. Pages of rows read ahead into arrays of their own were cold memory by the
+/// time they were published, and the network thread did that copy besides its socket writes;
+/// `mqtt-bench` measured 152-155 µs of CPU per chunk document that way, 106-118 µs for a
+/// publisher reading and publishing from one buffer.
 ///
-/// The actor is woken for a batch of outcomes (`wakeAfterOutcomes`), when the queue falls
-/// below a page (it reads the next one), when the window empties (drained, or shutting down)
-/// and for the presence document's PUBACK, not for every PUBACK: a task switch per message
-/// was a good part of the fixed cost, which `mqtt-bench --points 10` (1 KB documents) measured
-/// at 37-51 µs of CPU per document against a bare publisher's 16-23, and 30-45 µs batched.
+/// Why the actor is off the per-message path: when every PUBACK went through the actor before
+/// the next publish, each one waited for a task wake-up (0.4 ms on average in `mqtt-bench`).
+/// The actor is woken for a batch of outcomes (`wakeAfterOutcomes`), when the window empties
+/// (drained, or shutting down), on a failure and for the presence document's PUBACK: a task
+/// switch per message was a good part of the fixed cost, which `mqtt-bench --points 10` (1 KB
+/// documents) measured at 37-51 µs of CPU per document against a bare publisher's 16-23, and
+/// 30-45 µs batched.
 ///
-/// All state is behind one mutex, held while calling `mosquitto_publish`, so a PUBACK can
-/// never be handled before its message id is recorded. Lock order: libmosquitto's callback
-/// mutex, then this one, then libmosquitto's message and packet mutexes (its publish calls).
-final class DeliveryWindow: Sendable {
+/// Documents re-asserted by a resync are queued here (`replaceQueue`) and published from the
+/// PUBACK callback; the feeder waits until they are all out, so they go before further rows.
+/// Each restart of delivery (new connection, resync, parked rows retried, shutdown) admits a
+/// new feeder `epoch`; a feeder of an earlier one stops at its next row.
+///
+/// All state is behind one lock, held while calling `mosquitto_publish`, so a PUBACK can never
+/// be handled before its message id is recorded. Lock order: libmosquitto's callback mutex,
+/// then this one, then libmosquitto's message and packet mutexes (its publish calls). The lock
+/// is a pthread one (`NSCondition`, whose condition the feeder waits on), not the standard
+/// library's `Mutex`: on Linux that one is built on futexes that ThreadSanitizer cannot see,
+/// and a TSan run of the publisher's tests reported every access under it as a race.
+final class DeliveryWindow: @unchecked Sendable {
     enum Flight: Sendable {
         case outbox(seq: Int64, qos: Int)
         case resync
@@ -44,7 +56,7 @@ final class DeliveryWindow: Sendable {
         /// A publish libmosquitto would not take (the connection is failing); nothing more is
         /// handed over on this connection.
         var failure: MQTTError?
-        /// Rows queued, waiting for room in the window.
+        /// Resync documents queued, waiting for room in the window.
         var queued = 0
         /// Windowed publishes (outbox and resync) awaiting their PUBACK.
         var inFlight = 0
@@ -52,44 +64,49 @@ final class DeliveryWindow: Sendable {
         var lastHandedSeq: Int64 = 0
     }
 
-    private struct Entry {
-        let message: OutboxMessage
-        let flight: Flight
+    /// How a `feed` call ended.
+    enum FeedResult: Sendable, Equatable {
+        case published
+        /// Delivery restarted (another epoch) or the connection is failing: the pass ends.
+        case stopped
+        /// No room within the patience given: the pass ends, so that its read transaction
+        /// does not stay open while a broker is silent.
+        case stalled
     }
 
     private struct State {
-        var queue: [Entry] = []
+        var queue: [OutboxMessage] = []
         var head = 0
         var inFlight: [Int32: Flight] = [:]
         var windowed = 0
         var report = Report()
-        /// An actor wake-up (`onProgress`) is pending: further outcomes join it.
+        /// An actor wake-up (`.windowProgress`) is pending: further outcomes join it.
         var notified = false
-        /// The actor was woken because the queue ran low; set again once rows are offered.
-        var refillSignalled = false
         var halted = false
+        /// The feeder allowed to publish (see `admit`).
+        var feedEpoch = 0
 
         var queued: Int { queue.count - head }
 
-        mutating func popFirst() -> Entry? {
+        mutating func popFirst() -> OutboxMessage? {
             guard head < queue.count else { return nil }
-            let entry = queue[head]
+            let message = queue[head]
             head += 1
             if head > 64, head * 2 > queue.count {
                 queue.removeFirst(head)
                 head = 0
             }
-            return entry
+            return message
         }
     }
 
-    private let state = Mutex(State())
+    /// Guards `state`; the feeder waits on it for room.
+    private let condition = NSCondition()
+    private var state = State()
     /// libmosquitto's publish calls are thread-safe (`mosquitto_threaded_set`).
-    private nonisolated(unsafe) let handle: OpaquePointer
+    private let handle: OpaquePointer
     private let v5: Bool
     private let capacity: Int
-    /// Below this many queued rows the actor reads the next page from the store.
-    private let refillBelow: Int
     static let wakeAfterOutcomes = 64
     private let topicPrefix: String
     private let gatewayId: String
@@ -99,38 +116,66 @@ final class DeliveryWindow: Sendable {
         self.handle = handle
         self.v5 = v5
         capacity = configuration.inFlightWindow
-        refillBelow = configuration.pageSize
         topicPrefix = configuration.topicPrefix
         gatewayId = configuration.gatewayId
         defaultExpiry = configuration.messageExpirySeconds
     }
 
-    /// Queues rows (after any already queued) and publishes while the window has room.
-    func offer(_ messages: [OutboxMessage], as flight: (OutboxMessage) -> Flight) -> Report {
-        state.withLock { state in
-            state.queue.reserveCapacity(state.queue.count + messages.count)
-            for message in messages { state.queue.append(Entry(message: message, flight: flight(message))) }
-            state.refillSignalled = false
-            fill(&state)
-            return take(&state)
+    private func locked<T>(_ body: (inout State) throws -> T) rethrows -> T {
+        condition.lock()
+        defer { condition.unlock() }
+        return try body(&state)
+    }
+
+    /// From now on only a feeder of `epoch` publishes outbox rows.
+    func admit(_ epoch: Int) {
+        locked { state in
+            state.feedEpoch = epoch
+            condition.broadcast()
         }
     }
 
-    /// Drops the queued rows (not yet handed over); with `prepend`, those go first instead.
-    func replaceQueue(with prepend: [OutboxMessage], as flight: Flight) -> Report {
-        state.withLock { state in
-            state.queue = prepend.map { Entry(message: $0, flight: flight) }
+    /// Publishes an outbox row once the window has room and no resync document is queued
+    /// ahead of it. Called on the store's reader thread; blocks it for at most `patience`.
+    func feed(_ row: OutboxRowView, epoch: Int, patience: Duration) -> FeedResult {
+        let deadline = Date().addingTimeInterval(Double(patience.components.seconds) + Double(patience.components.attoseconds) / 1e18)
+        return locked { state in
+            while !state.halted, state.feedEpoch == epoch, state.windowed >= capacity || state.queued > 0 {
+                if !condition.wait(until: deadline) { return .stalled }
+            }
+            guard !state.halted, state.feedEpoch == epoch else { return .stopped }
+            let result = publish(topic: row.topic, qos: row.qos, retain: row.retain, properties: row.properties, payload: row.payload, isDocument: true)
+            return record(result, flight: .outbox(seq: row.seq, qos: row.qos), topic: row.topic, in: &state) ? .published : .stopped
+        }
+    }
+
+    /// Stops delivery on this connection (it is being torn down): a waiting feeder returns.
+    func halt() {
+        locked { state in
+            state.halted = true
+            condition.broadcast()
+        }
+    }
+
+    /// Queues resync documents to go before any further outbox row (none: shutdown), admits
+    /// feeder `epoch` and publishes while the window has room.
+    func replaceQueue(with documents: [OutboxMessage], admitting epoch: Int) -> Report {
+        locked { state in
+            state.queue = documents
             state.head = 0
-            state.refillSignalled = false
-            fill(&state)
+            state.feedEpoch = epoch
+            fillFromQueue(&state)
+            condition.broadcast()
             return take(&state)
         }
     }
 
     /// Publishes outside the window (the presence document); its PUBACK is reported.
     func publishNow(_ message: OutboxMessage, flight: Flight) -> Int32? {
-        state.withLock { state in
-            let (rc, mid) = publish(message, isDocument: false)
+        locked { state in
+            let (rc, mid) = message.payload.withUnsafeBytes { payload in
+                publish(topic: message.topic, qos: message.qos, retain: message.retain, properties: message.properties, payload: payload, isDocument: false)
+            }
             guard rc == Int32(MOSQ_ERR_SUCCESS.rawValue) else { return nil }
             state.inFlight[mid] = flight
             return mid
@@ -139,13 +184,13 @@ final class DeliveryWindow: Sendable {
 
     /// The outcomes since the last call, and the window's current state.
     func take() -> Report {
-        state.withLock { state in take(&state) }
+        locked { state in take(&state) }
     }
 
     /// Called on the network thread for each PUBACK. Returns true when the actor should be
     /// woken to `take()` the outcomes (once until it does; see the type's comment for when).
     func completed(mid: Int32, reason: Int32) -> Bool {
-        state.withLock { state in
+        locked { state in
             guard let flight = state.inFlight.removeValue(forKey: mid) else { return false }
             var urgent = false
             switch flight {
@@ -159,12 +204,11 @@ final class DeliveryWindow: Sendable {
                 state.report.outcomes.append(.presence(mid: mid))
                 urgent = true
             }
-            fill(&state)
-            let runningLow = state.queued < refillBelow && !state.refillSignalled
-            let wake = urgent || runningLow || state.windowed == 0 || state.report.failure != nil
+            fillFromQueue(&state)
+            condition.broadcast()
+            let wake = urgent || state.windowed == 0 || state.report.failure != nil
                 || state.report.outcomes.count >= Self.wakeAfterOutcomes
             guard wake, !state.notified else { return false }
-            if runningLow { state.refillSignalled = true }
             state.notified = true
             return true
         }
@@ -179,41 +223,49 @@ final class DeliveryWindow: Sendable {
         return report
     }
 
-    private func fill(_ state: inout State) {
-        while !state.halted, state.windowed < capacity, let entry = state.popFirst() {
-            let (rc, mid) = publish(entry.message, isDocument: true)
-            // NO_CONN: queued inside libmosquitto (bounded by the window); dropped with the handle.
-            guard rc == Int32(MOSQ_ERR_SUCCESS.rawValue) || rc == Int32(MOSQ_ERR_NO_CONN.rawValue) else {
-                state.halted = true
-                state.report.failure = MQTTError(kind: .publishFailed, message: "\(topicPrefix + entry.message.topic): \(String(cString: mosquitto_strerror(rc)))", code: rc)
-                return
+    /// Publishes queued resync documents while the window has room.
+    private func fillFromQueue(_ state: inout State) {
+        while !state.halted, state.windowed < capacity, let message = state.popFirst() {
+            let (rc, mid) = message.payload.withUnsafeBytes { payload in
+                publish(topic: message.topic, qos: message.qos, retain: message.retain, properties: message.properties, payload: payload, isDocument: true)
             }
-            if case let .outbox(seq, qos) = entry.flight {
-                state.report.published += 1
-                state.report.lastHandedSeq = max(state.report.lastHandedSeq, seq)
-                if qos == 0 {
-                    state.report.outcomes.append(.outbox(seq: seq, reason: 0))
-                    continue
-                }
-            }
-            state.inFlight[mid] = entry.flight
-            state.windowed += 1
+            guard record((rc, mid), flight: .resync, topic: message.topic, in: &state) else { return }
         }
     }
 
-    /// `message.topic` is a document path (or the presence topic), without the prefix.
-    private func publish(_ message: OutboxMessage, isDocument: Bool) -> (rc: Int32, mid: Int32) {
-        let properties = MessageProperties.make(v5: v5, gatewayId: gatewayId, path: isDocument ? message.topic : nil,
-                                                expiry: MessageProperties.expiry(message.properties) ?? defaultExpiry)
-        defer { MessageProperties.free(properties) }
-        let topic = topicPrefix + message.topic
-        var mid: Int32 = 0
-        let rc = message.payload.withUnsafeBytes { bytes in
-            if v5 {
-                return mosquitto_publish_v5(handle, &mid, topic, Int32(bytes.count), bytes.baseAddress, Int32(message.qos), message.retain, properties)
-            }
-            return mosquitto_publish(handle, &mid, topic, Int32(bytes.count), bytes.baseAddress, Int32(message.qos), message.retain)
+    /// Records a publish handed to libmosquitto; false when it was not taken (the window halts).
+    private func record(_ result: (rc: Int32, mid: Int32), flight: Flight, topic: String, in state: inout State) -> Bool {
+        // NO_CONN: queued inside libmosquitto (bounded by the window); dropped with the handle.
+        guard result.rc == Int32(MOSQ_ERR_SUCCESS.rawValue) || result.rc == Int32(MOSQ_ERR_NO_CONN.rawValue) else {
+            state.halted = true
+            state.report.failure = MQTTError(kind: .publishFailed, message: "\(topicPrefix + topic): \(String(cString: mosquitto_strerror(result.rc)))", code: result.rc)
+            condition.broadcast()
+            return false
         }
+        if case let .outbox(seq, qos) = flight {
+            state.report.published += 1
+            state.report.lastHandedSeq = max(state.report.lastHandedSeq, seq)
+            if qos == 0 {
+                state.report.outcomes.append(.outbox(seq: seq, reason: 0))
+                return true
+            }
+        }
+        state.inFlight[result.mid] = flight
+        state.windowed += 1
+        return true
+    }
+
+    /// `topic` is a document path (or the presence topic), without the prefix.
+    private func publish(topic: String, qos: Int, retain: Bool, properties json: String?, payload: UnsafeRawBufferPointer,
+                         isDocument: Bool) -> (rc: Int32, mid: Int32) {
+        let properties = MessageProperties.make(v5: v5, gatewayId: gatewayId, path: isDocument ? topic : nil,
+                                                expiry: MessageProperties.expiry(json) ?? defaultExpiry)
+        defer { MessageProperties.free(properties) }
+        let topic = topicPrefix + topic
+        var mid: Int32 = 0
+        let rc = v5
+            ? mosquitto_publish_v5(handle, &mid, topic, Int32(payload.count), payload.baseAddress, Int32(qos), retain, properties)
+            : mosquitto_publish(handle, &mid, topic, Int32(payload.count), payload.baseAddress, Int32(qos), retain)
         return (rc, mid)
     }
 }

@@ -22,8 +22,8 @@ enum MQTTEvent: Sendable {
     case outboxChanged
     /// A batch of acknowledged rows was removed from the store.
     case acknowledgedRemoved
-    /// Rows read by the publisher's page reader (`nil`: the read failed).
-    case page(epoch: Int, outboxVersion: Int, rows: [OutboxMessage]?)
+    /// A feeder's pass over the outbox ended (`nil`: the read failed).
+    case page(epoch: Int, outboxVersion: Int, pass: OutboxPass?)
     case resync
     case reconnectDue(generation: Int)
     /// No CONNACK in time for this connection.

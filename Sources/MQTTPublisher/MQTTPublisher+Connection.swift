@@ -96,6 +96,8 @@ extension MQTTPublisher {
     func teardown() {
         connected = false
         status.connectedSince = nil
+        // A feeder waiting for room on this connection returns.
+        connection?.window.halt()
         connection?.closeInBackground()
         connection = nil
         generation += 1
@@ -104,10 +106,7 @@ extension MQTTPublisher {
 
     /// A new connection starts again from the first unacknowledged row.
     func resetDelivery() {
-        fetchCursor = 0
-        fetchEpoch += 1
-        fetching = false
-        exhausted = false
+        restartFeed(from: 0)
         queued = 0
         windowed = 0
         lastHandedSeq = 0

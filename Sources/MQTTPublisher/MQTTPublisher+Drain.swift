@@ -5,12 +5,14 @@ import GyroStore
 extension MQTTPublisher {
     var pageSize: Int { configuration.pageSize }
 
-    /// Keeps the window's queue stocked and removes acknowledged rows in batches.
+    /// Keeps a feeder running while there are rows to send, and removes acknowledged rows in
+    /// batches.
     ///
-    /// The store is read one page ahead, in a task of its own (`fetchPage`); acknowledged rows
-    /// are removed by another (`removeAcknowledged`), so the actor stays free for outcomes.
+    /// The feeder (`fetchPage`) publishes rows on the store's reader thread as it reads them;
+    /// acknowledged rows are removed by another task (`removeAcknowledged`), so the actor stays
+    /// free for outcomes.
     func fill() async {
-        if connected, phase == .running, queued < pageSize, !fetching, !exhausted {
+        if connected, phase == .running, !fetching, !exhausted, !stalled {
             fetchPage()
         }
         // One transaction and fsync per batch; at once when nothing is in flight.
@@ -27,6 +29,8 @@ extension MQTTPublisher {
         lastHandedSeq = max(lastHandedSeq, report.lastHandedSeq)
         status.published += report.published
         status.inFlight = report.inFlight
+        // Room was made: a feeder that found none may try again.
+        if !report.outcomes.isEmpty { stalled = false }
         var refusals: [(seq: Int64, reason: String)] = []
         for outcome in report.outcomes {
             switch outcome {
@@ -80,10 +84,7 @@ extension MQTTPublisher {
         do {
             let (count, first) = try await store.retryParked()
             guard count > 0, let first else { return }
-            fetchCursor = min(fetchCursor, first - 1)
-            fetchEpoch += 1
-            fetching = false
-            exhausted = false
+            restartFeed(from: min(fetchCursor, first - 1))
             logger.info("retrying parked outbox rows", metadata: ["rows": "\(count)"])
         } catch {
             logger.error("cannot retry parked outbox rows", metadata: ["error": "\(error)"])
@@ -107,49 +108,60 @@ extension MQTTPublisher {
         }
     }
 
-    /// Reads the next page after everything already fetched; the rows arrive as `.page`.
+    /// Starts a feeder for the next rows after `fetchCursor`: it reads up to a page of them and
+    /// publishes each as it is read (`DeliveryWindow.feed`); `.page` follows.
     func fetchPage() {
+        guard let window = connection?.window else { return }
         fetching = true
         let store = self.store, after = fetchCursor, limit = pageSize, epoch = fetchEpoch, version = outboxVersion
-        let continuation = self.continuation
-        let logger = self.logger
+        let continuation = self.continuation, logger = self.logger, patience = Self.feedPatience
         Task {
             do {
-                var rows = try await store.pendingOutbox(after: after, limit: limit)
-                // An empty page may have held only superseded rows (deleted by that read): read
-                // again until a read deletes nothing.
-                var rounds = 0
-                while rows.isEmpty, rounds < 1000 {
-                    rounds += 1
-                    let before = try await store.outboxStats().depth
-                    rows = try await store.pendingOutbox(after: after, limit: limit)
-                    if rows.isEmpty, try await store.outboxStats().depth >= before { break }
+                let pass = try await store.deliverOutbox(after: after, limit: limit) { row in
+                    window.feed(row, epoch: epoch, patience: patience) == .published
                 }
-                continuation.yield(.page(epoch: epoch, outboxVersion: version, rows: rows))
+                continuation.yield(.page(epoch: epoch, outboxVersion: version, pass: pass))
             } catch {
                 logger.error("cannot read the outbox", metadata: ["error": "\(error)"])
-                continuation.yield(.page(epoch: epoch, outboxVersion: version, rows: nil))
+                continuation.yield(.page(epoch: epoch, outboxVersion: version, pass: nil))
             }
         }
     }
 
-    /// A page read by `fetchPage`, queued in the window; dropped if delivery restarted meanwhile.
-    func pageArrived(epoch: Int, outboxVersion version: Int, rows: [OutboxMessage]?) async {
-        logger.trace("outbox page", metadata: ["rows": "\(rows?.count ?? -1)", "epoch": "\(epoch)", "current": "\(fetchEpoch)"])
+    /// How long a feeder waits for room in the window before it ends its pass (and its read
+    /// transaction); the next one starts when PUBACKs make room.
+    static let feedPatience = Duration.seconds(5)
+
+    /// A feeder's pass ended; dropped if delivery restarted meanwhile.
+    func pageArrived(epoch: Int, outboxVersion version: Int, pass: OutboxPass?) async {
+        logger.trace("outbox pass", metadata: ["delivered": "\(pass?.delivered ?? -1)", "epoch": "\(epoch)", "current": "\(fetchEpoch)"])
         guard epoch == fetchEpoch else { return }
         fetching = false
-        guard let rows else { return }
-        if let last = rows.last {
-            fetchCursor = last.seq
-            if let connection, phase == .running {
-                await apply(connection.window.offer(rows) { .outbox(seq: $0.seq, qos: $0.qos) })
-                return
-            }
-        } else {
-            // Drained, unless rows were committed while the page was read.
+        // A failed read is tried again on the next event.
+        guard let pass else { return }
+        if let last = pass.lastSeq {
+            fetchCursor = last
+        } else if !pass.stopped {
+            // Drained, unless rows were committed while the pass read.
             exhausted = version == outboxVersion
         }
-        await fill()
+        // Stopped in this epoch: no room in time, or the connection is failing.
+        stalled = pass.stopped
+        if let connection {
+            await apply(connection.window.take())
+        } else {
+            await fill()
+        }
+    }
+
+    /// Delivery goes on from `cursor` with a new feeder; the current one stops at its next row.
+    func restartFeed(from cursor: Int64) {
+        fetchCursor = cursor
+        fetchEpoch += 1
+        fetching = false
+        exhausted = false
+        stalled = false
+        connection?.window.admit(fetchEpoch)
     }
 
     /// Removes acknowledged rows from the store, in one transaction.
@@ -165,17 +177,14 @@ extension MQTTPublisher {
         }
     }
 
-    /// Sends every retained document before further outbox rows. Rows already queued are
-    /// dropped and read again after the snapshot, so none older than it follows it.
+    /// Sends every retained document before further outbox rows. The feeder stops; rows not
+    /// yet handed over are read again after the snapshot, so none older than it follows it.
     func startResync() async {
         guard let connection else { return }
         do {
             let documents = try await store.retainedDocuments()
-            let report = connection.window.replaceQueue(with: documents, as: .resync)
-            fetchCursor = max(lastHandedSeq, report.lastHandedSeq)
-            fetchEpoch += 1
-            fetching = false
-            exhausted = false
+            let report = connection.window.replaceQueue(with: documents, admitting: fetchEpoch + 1)
+            restartFeed(from: max(lastHandedSeq, report.lastHandedSeq))
             logger.info("re-asserting retained documents", metadata: ["documents": "\(documents.count)"])
             await apply(report)
         } catch {

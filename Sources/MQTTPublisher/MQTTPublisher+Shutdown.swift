@@ -17,7 +17,8 @@ extension MQTTPublisher {
         scheduleShutdownTimeout()
         // No further rows: only the publishes already handed over are awaited.
         if let connection {
-            await apply(connection.window.replaceQueue(with: [], as: .resync))
+            fetchEpoch += 1
+            await apply(connection.window.replaceQueue(with: [], admitting: fetchEpoch))
         } else {
             await shutdownProgress()
         }

@@ -11,9 +11,10 @@
 //   `yield` into the stream's single continuation, so CONNACK and disconnects arrive in the
 //   order libmosquitto saw them (no `Task` per callback, which could reorder).
 // - The one exception to "callbacks only yield": the connection's `DeliveryWindow`, a
-//   mutex-guarded queue shared with the actor. The actor offers it rows read from the store;
-//   the PUBACK callback hands the next queued row to libmosquitto on the network thread and
-//   records the outcome, which the actor takes in batches (`.windowProgress`).
+//   lock-guarded window shared with the actor and the feeder. The feeder, a pass over the
+//   outbox on the store's reader thread, publishes each row as soon as its body is read,
+//   waiting there for room; the PUBACK callback records the outcome and makes room, and the
+//   actor takes the outcomes in batches (`.windowProgress`).
 // - `outboxChanged()`, `resync()` and `shutdown()` are nonisolated and also just `yield`.
 // - Blocking libmosquitto calls (connect with its TLS handshake, disconnect + loop_stop)
 //   run on threads of their own, never on the actor or the cooperative pool.
@@ -49,17 +50,19 @@ public actor MQTTPublisher {
     var failedAttempts = 0
     /// The last error libmosquitto logged on the current connection.
     var libraryError: String?
-    /// Last seq read from the store on this connection (rows up to it are queued or sent).
+    /// Last seq the feeders passed on this connection (rows up to it are sent or superseded).
     var fetchCursor: Int64 = 0
-    /// A page read is under way.
+    /// A feeder's pass is under way.
     var fetching = false
-    /// Changes when delivery restarts, so a page read for the old position is dropped.
+    /// Changes when delivery restarts: a feeder of an earlier one stops, its pass is dropped.
     var fetchEpoch = 0
+    /// The last pass stopped without room in the window: the next waits for PUBACKs.
+    var stalled = false
     /// The last read found nothing and no commit was signalled since.
     var exhausted = false
     /// Counts `outboxChanged()` calls, to tell whether a commit raced an empty read.
     var outboxVersion = 0
-    /// The window's state as of its last report: rows queued, publishes awaiting PUBACK.
+    /// The window's state as of its last report: resync documents queued, publishes awaiting PUBACK.
     var queued = 0
     var windowed = 0
     /// The highest outbox seq handed to libmosquitto on this connection.
@@ -135,8 +138,8 @@ public actor MQTTPublisher {
         case .acknowledgedRemoved:
             removing = false
             await fill()
-        case let .page(epoch, version, rows):
-            await pageArrived(epoch: epoch, outboxVersion: version, rows: rows)
+        case let .page(epoch, version, pass):
+            await pageArrived(epoch: epoch, outboxVersion: version, pass: pass)
         case .resync:
             guard phase == .running else { return }
             if connected { await startResync() }

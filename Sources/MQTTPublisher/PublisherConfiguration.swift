@@ -29,10 +29,9 @@ public struct PublisherConfiguration: Sendable {
     /// would queue without bound; 20 measured fastest on loopback (`stack-facts.md`).
     public var inFlightWindow: Int = 20
 
-    /// Outbox rows read from the store at a time; the next page is read when fewer are queued.
-    /// The window's queue is thus at most about two pages deep, so a slow read (large
-    /// documents, an fsync for the removed rows) does not let it run dry: memory for up to
-    /// ~18 MB of 140 KB chunk documents.
+    /// Outbox rows one feeder pass reads, in one read transaction, before the next pass starts:
+    /// short enough that a checkpoint soon gets past its snapshot, long enough that starting
+    /// a pass (a query, a task hop) is rare next to publishing its rows.
     var pageSize: Int { max(inFlightWindow * 2, 64) }
     /// A row the broker refuses this many times (PUBACK reason >= 128: an ACL, a quota) is
     /// parked: kept in the store but no longer sent, so it cannot hold up the rows behind it

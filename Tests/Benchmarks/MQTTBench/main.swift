@@ -1,4 +1,4 @@
-// `swift run -c release mqtt-bench [DOCUMENTS] [WINDOW] [--points N] [--rounds R] [--pinned-broker] [--default-allocator]`
+// `swift run -c release mqtt-bench [DOCUMENTS] [WINDOW] [--points N] [--rounds R] [--pinned-broker] [--default-allocator] [--store-bound]`
 //
 // Starts its own mosquitto on a free loopback port and renders DOCUMENTS (default 20,000) chunk
 // documents of 2,000 points each (~140 KB of JSON, by the Capture module's DocumentRenderer).
@@ -18,6 +18,7 @@ import CMosquitto
 import Capture
 import Daemon
 import Foundation
+import GRDBSQLite
 import GyroStore
 import Logging
 import MQTTPublisher
@@ -52,6 +53,7 @@ let logger = {
 if !arguments.contains("--default-allocator") { LargeDocumentAllocator.configure() }
 // Logging as deployed (not every packet, as the tests' brokers do).
 let pinnedBroker = arguments.contains("--pinned-broker")
+let storeBound = arguments.contains("--store-bound")
 let mqttBroker = try MosquittoBroker(environment: pinnedBroker ? [
     "GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=4194304:glibc.malloc.trim_threshold=33554432",
 ] : [:], logEverything: false)
@@ -185,6 +187,20 @@ final class BarePublisher: @unchecked Sendable {
     /// waits for the last PUBACK and disconnects. Blocking: run it on a thread of its own.
     static func run(_ source: PayloadSource, clientId: String) {
         let state = BarePublisher(window: window)
+        let handle = connect(state, clientId: clientId)
+        for n in 0..<count {
+            state.credits.wait()
+            let payload = source.payload(n)
+            let topic = "realtime_data/\(clientId)-\(n)"
+            _ = payload.withUnsafeBytes { bytes in
+                mosquitto_publish_v5(handle, nil, topic, Int32(bytes.count), bytes.baseAddress, 1, false, nil)
+            }
+        }
+        finish(state, handle: handle, published: count)
+    }
+
+    /// A connected handle whose PUBACKs return credits to `state`.
+    static func connect(_ state: BarePublisher, clientId: String) -> OpaquePointer {
         let handle = mosquitto_new(clientId, true, Unmanaged.passUnretained(state).toOpaque())!
         mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V5)
         mosquitto_connect_v5_callback_set(handle) { _, userdata, _, _, _ in
@@ -198,18 +214,67 @@ final class BarePublisher: @unchecked Sendable {
         mosquitto_connect_bind_v5(handle, "127.0.0.1", Int32(mqttBroker.port), 30, nil, nil)
         mosquitto_loop_start(handle)
         state.connected.wait()
-        for n in 0..<count {
-            state.credits.wait()
-            let payload = source.payload(n)
-            let topic = "realtime_data/\(clientId)-\(n)"
-            _ = payload.withUnsafeBytes { bytes in
-                mosquitto_publish_v5(handle, nil, topic, Int32(bytes.count), bytes.baseAddress, 1, false, nil)
-            }
-        }
-        for _ in 0..<count { state.done.wait() }
+        return handle
+    }
+
+    /// Waits for the last PUBACK, disconnects and frees the handle.
+    static func finish(_ state: BarePublisher, handle: OpaquePointer, published: Int) {
+        for _ in 0..<published { state.done.wait() }
         mosquitto_disconnect(handle)
         mosquitto_loop_stop(handle, false)
         mosquitto_destroy(handle)
+    }
+}
+
+/// `--store-bound`: the bare publisher fed from the store's outbox instead of memory. One read
+/// transaction per 64 rows, each body read with incremental blob I/O into one reused buffer and
+/// published at once; rows are not deleted. What reading the bodies back out of SQLite costs a
+/// publisher with nothing else to do: the bound for any design with the store as the source.
+enum StoreBoundPublisher {
+    static func run(databasePath: String, clientId: String) {
+        var db: OpaquePointer?
+        guard sqlite3_open_v2(databasePath, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else { fatalError("cannot open \(databasePath)") }
+        defer { sqlite3_close(db) }
+        sqlite3_exec(db, "PRAGMA mmap_size = \(0x7FFF_0000)", nil, nil, nil)
+        let state = BarePublisher(window: window)
+        let handle = BarePublisher.connect(state, clientId: clientId)
+        var select: OpaquePointer?
+        sqlite3_prepare_v2(db, """
+            SELECT o.seq, d.rowid, length(d.body) FROM outbox o JOIN document d ON d.path = o.documentPath
+            WHERE o.seq > ? ORDER BY o.seq LIMIT 64
+            """, -1, &select, nil)
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var blob: OpaquePointer?
+        var after: Int64 = 0, sent = 0
+        while sent < count {
+            sqlite3_exec(db, "BEGIN", nil, nil, nil)
+            sqlite3_bind_int64(select, 1, after)
+            var rows = 0
+            while sqlite3_step(select) == SQLITE_ROW {
+                rows += 1
+                after = sqlite3_column_int64(select, 0)
+                let rowid = sqlite3_column_int64(select, 1), length = Int(sqlite3_column_int64(select, 2))
+                if blob == nil {
+                    sqlite3_blob_open(db, "main", "document", "body", rowid, 0, &blob)
+                } else {
+                    sqlite3_blob_reopen(blob, rowid)
+                }
+                if buffer.count < length { buffer = [UInt8](repeating: 0, count: length) }
+                state.credits.wait()
+                buffer.withUnsafeMutableBytes { bytes in
+                    _ = sqlite3_blob_read(blob, bytes.baseAddress, Int32(length), 0)
+                    _ = mosquitto_publish_v5(handle, nil, "realtime_data/\(clientId)-\(sent)", Int32(length), bytes.baseAddress, 1, false, nil)
+                }
+                sent += 1
+            }
+            sqlite3_reset(select)
+            sqlite3_blob_close(blob)
+            blob = nil
+            sqlite3_exec(db, "COMMIT", nil, nil, nil)
+            if rows == 0 { break }
+        }
+        sqlite3_finalize(select)
+        BarePublisher.finish(state, handle: handle, published: sent)
     }
 }
 
@@ -229,10 +294,16 @@ let configuration = {
 }()
 let memorySource = PayloadSource(payloads: documents.map(\.body))
 
-func drainPhase() async throws -> Phase {
+/// The drain, preceded with `--store-bound` by the store-fed bare publisher on the same outbox.
+func drainPhase() async throws -> (Phase, Phase?) {
+    var storeBoundPhase: Phase?
     let fillStart = ContinuousClock.now
     try await fillOutbox()
     print("  filled the outbox in \(ContinuousClock.now - fillStart)")
+    if storeBound {
+        let path = (directory.path as NSString).appendingPathComponent(GyroStore.fileName)
+        storeBoundPhase = try await Phase.measure("store-bound") { await onThread { StoreBoundPublisher.run(databasePath: path, clientId: "bench-store") } }
+    }
     let publisher = MQTTPublisher(store: store, configuration: configuration, logger: logger)
     var running: Task<Void, Never>?
     let phase = try await Phase.measure("publisher") {
@@ -243,7 +314,7 @@ func drainPhase() async throws -> Phase {
     publisher.shutdown()
     await running?.value
     if status.acknowledged != count { print("  warning: the publisher acknowledged \(status.acknowledged) of \(count)") }
-    return phase
+    return (phase, storeBoundPhase)
 }
 
 func baselinePhase() async throws -> Phase {
@@ -253,16 +324,20 @@ func baselinePhase() async throws -> Phase {
 var ratios: [Double] = []
 for round in 1...rounds {
     print("round \(round):")
-    let drain: Phase, baseline: Phase
+    let drain: Phase, baseline: Phase, storeBoundPhase: Phase?
     if round % 2 == 1 {
-        drain = try await drainPhase()
+        (drain, storeBoundPhase) = try await drainPhase()
         baseline = try await baselinePhase()
     } else {
         baseline = try await baselinePhase()
-        drain = try await drainPhase()
+        (drain, storeBoundPhase) = try await drainPhase()
     }
     print(drain.line("  publisher (outbox, QoS 1, delete on PUBACK):"))
     print(baseline.line("  baseline (bare libmosquitto, in memory):    "))
+    if let bound = storeBoundPhase {
+        print(bound.line("  bare libmosquitto fed from the store:       "))
+        print(String(format: "  ratio store-fed bare / baseline: %.2f; publisher / store-fed bare: %.2f", bound.rate / baseline.rate, drain.rate / bound.rate))
+    }
     ratios.append(drain.rate / baseline.rate)
     print(String(format: "  ratio publisher / baseline: %.2f", ratios.last!))
 }
