@@ -32,7 +32,7 @@ public struct PublisherConfiguration: Sendable {
     /// Outbox rows one feeder pass reads, in one read transaction, before the next pass starts:
     /// short enough that a checkpoint soon gets past its snapshot, long enough that starting
     /// a pass (a query, a task hop) is rare next to publishing its rows.
-    var pageSize: Int { max(inFlightWindow * 2, 64) }
+    var pageSize: Int { max(inFlightWindow * 2, 256) }
     /// A row the broker refuses this many times (PUBACK reason >= 128: an ACL, a quota) is
     /// parked: kept in the store but no longer sent, so it cannot hold up the rows behind it
     /// on every reconnect. `resync` retries parked rows.

@@ -39,6 +39,40 @@ final class DocumentAndOutboxTests: XCTestCase {
         XCTAssertEqual(after.map(\.seq), [pending[1].seq])
     }
 
+    /// The publisher's read: rows handed over as their bodies are read, a pass that stops
+    /// where the receiver declined, superseded rows passed over (and removed) in order.
+    func testDeliveringTheOutboxStopsWhereTheReceiverDeclines() async throws {
+        let folder = try TemporaryDirectory()
+        let store = try GyroStore.open(directory: folder.path, logger: testLogger())
+        let large = String(repeating: "x", count: 150_000)
+        try await write(store, "realtime_data/c1", large, retain: false)
+        try await write(store, "records/r1", "v1")
+        try await write(store, "records/r1", "v2")
+        try await write(store, "realtime_data/c2", "small", retain: false)
+
+        let seen = Locked<[(seq: Int64, topic: String, body: String)]>([])
+        let first = try await store.deliverOutbox(after: 0, limit: 10) { row in
+            guard row.topic != "realtime_data/c2" else { return false }
+            seen.withLock { $0.append((row.seq, row.topic, String(decoding: row.payload, as: UTF8.self))) }
+            return true
+        }
+        let rows = seen.withLock { $0 }
+        XCTAssertEqual(rows.map(\.topic), ["realtime_data/c1", "records/r1"], "v1 of records/r1 is superseded and not handed over")
+        XCTAssertEqual(rows.first?.body.count, 150_000, "a body spread over overflow pages arrives whole")
+        XCTAssertEqual(rows.last?.body, "v2")
+        XCTAssertEqual(first.delivered, 2)
+        XCTAssertTrue(first.stopped)
+        XCTAssertEqual(first.lastSeq, rows.last?.seq, "the pass ends at the last row accepted")
+
+        let rest = try await store.deliverOutbox(after: first.lastSeq ?? 0, limit: 10) { _ in true }
+        XCTAssertEqual(rest.delivered, 1)
+        XCTAssertFalse(rest.stopped)
+        let depth = try await store.outboxStats().depth
+        XCTAssertEqual(depth, 3, "the superseded row was removed; the others stay until acknowledged")
+        let nothing = try await store.deliverOutbox(after: rest.lastSeq ?? 0, limit: 10) { _ in true }
+        XCTAssertEqual(nothing, OutboxPass())
+    }
+
     func testADeletedDocumentIsAZeroByteRetainedPublish() async throws {
         let store = try GyroStore.inMemory(logger: testLogger())
         try await write(store, "TitanUpUsers/u/DailySessions/s1", "x")
@@ -90,5 +124,17 @@ final class DocumentAndOutboxTests: XCTestCase {
         XCTAssertTrue(SampleBlob.decode(SampleBlob.encode(samples[...]), into: &decoded))
         XCTAssertEqual(decoded, samples)
         XCTAssertFalse(SampleBlob.decode([1, 2, 3], into: &decoded))
+    }
+}
+
+/// A value shared with a `@Sendable` closure in a test.
+final class Locked<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func withLock<T>(_ body: (inout Value) -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
     }
 }

@@ -45,7 +45,7 @@ let count = numbers.first ?? 20_000
 let window = numbers.dropFirst().first ?? 20
 let logger = {
     var logger = Logger(label: "mqtt-bench")
-    logger.logLevel = .error
+    logger.logLevel = ProcessInfo.processInfo.environment["MQTT_BENCH_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .error
     return logger
 }()
 
