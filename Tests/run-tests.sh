@@ -42,4 +42,15 @@ build=${PIPESTATUS[0]}
 echo "== running tests"
 # XCTest only: the suite has no Swift Testing tests, and their empty summary would be the last line.
 swift test --skip-build --disable-swift-testing 2>&1 | grep -vE "^Test Case '.*' (started|passed)"
+tests=${PIPESTATUS[0]}
+[ "$tests" = 0 ] || exit "$tests"
+
+# The publisher bridges libmosquitto's network thread, the store's reader threads and an actor;
+# ThreadSanitizer checks that bridge (and the store) for data races while its tests run.
+echo "== building and running the publisher's and the store's tests under ThreadSanitizer"
+swift build --build-tests --sanitize=thread --scratch-path .build-tsan 2>&1 | grep -vE '^\[[0-9]+/[0-9]+\]'
+build=${PIPESTATUS[0]}
+[ "$build" = 0 ] || { echo "ThreadSanitizer build failed ($build)"; exit "$build"; }
+swift test --skip-build --disable-swift-testing --sanitize=thread --scratch-path .build-tsan \
+    --filter 'MQTTPublisherTests|GyroStoreTests' 2>&1 | grep -vE "^Test Case '.*' (started|passed)"
 exit "${PIPESTATUS[0]}"
