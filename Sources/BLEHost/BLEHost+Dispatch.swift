@@ -127,6 +127,13 @@ extension BLEHost {
             waiter.resume(returning: reason.status)
         }
         logger.info("disconnected", metadata: ["handle": "\(handle)", "peer": "\(record.connection.peer)", "reason": "\(reason)"])
+        if connections.isEmpty { resumeLinksClosedWaiters() }
         pumpACL()
+    }
+
+    func resumeLinksClosedWaiters() {
+        let waiters = linksClosedWaiters
+        linksClosedWaiters = []
+        for waiter in waiters { waiter.resume() }
     }
 }

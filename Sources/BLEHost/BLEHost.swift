@@ -80,6 +80,8 @@ public actor BLEHost {
     var connectionUpdateWaiters: [UInt16: [UInt64: CheckedContinuation<HCIStatus, Never>]] = [:]
     var connectionUpdates: [UInt16: (count: Int, status: HCIStatus)] = [:]
     var nextWaiterID: UInt64 = 0
+    /// `stop()` waiting for the controller to report every link down.
+    var linksClosedWaiters: [CheckedContinuation<Void, Never>] = []
 
     // Scanning and initiating (one at a time: see `BLEHost+Scan`, `BLEHost+Connect`).
     var scanResults: [BluetoothAddress: Advertisement]?
@@ -125,18 +127,21 @@ public actor BLEHost {
         }
     }
 
-    /// Disconnects every link (waiting up to a second for each), closes the transport and fails
-    /// everything pending. The host cannot be started again.
+    /// Disconnects every link (waiting up to a second for them all), closes the transport and
+    /// fails everything pending. The host cannot be started again.
     public func stop() async {
         guard state != .stopped else { return }
-        if state == .ready {
+        if state == .ready, !connections.isEmpty {
             for (handle, record) in connections where record.link.isConnected {
                 sendCommandIgnoringResult(DisconnectCommand(connectionHandle: handle, reason: .remoteUserTerminatedConnection))
             }
-            let deadline = clock.now.advanced(by: .seconds(1))
-            while !connections.isEmpty, clock.now < deadline {
-                try? await Task.sleep(for: .milliseconds(20))
+            // Resumed by the last Disconnection Complete (`linkDown`) or by this deadline.
+            let deadline = Task { [weak self, clock] in
+                try? await clock.sleep(for: .seconds(1))
+                await self?.resumeLinksClosedWaiters()
             }
+            await withCheckedContinuation { linksClosedWaiters.append($0) }
+            deadline.cancel()
         }
         state = .stopped
         await transport.close()
