@@ -140,8 +140,9 @@ final class DeliveryWindow: @unchecked Sendable {
         }
     }
 
-    /// Publishes an outbox row once the window has room and no resync document is queued
-    /// ahead of it. Called on the store's reader thread; blocks it for at most `patience`.
+    /// Publishes an outbox row once the window has room and nothing is queued ahead of it, or
+    /// queues a copy of a small one (`queueBelowBytes`) while the queue has room. Called on the
+    /// store's reader thread; blocks it for at most `patience`.
     func feed(_ row: OutboxRowView, epoch: Int, patience: Duration) -> FeedResult {
         // Not `locked`: the wait must re-read `state` after each wake-up, and inside an inout
         // access the optimiser may keep it in registers (measured: a feeder that never woke).
