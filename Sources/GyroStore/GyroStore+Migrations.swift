@@ -86,6 +86,13 @@ extension GyroStore {
         migrator.registerMigration("v3-retained-documents-index") { db in
             try db.execute(sql: "CREATE INDEX document_retained_path ON document(path) WHERE retained = 1")
         }
+        // Delivery checks each outbox row against its document's current version. `version` is
+        // stored after `body` in the row, so reading it from the table walked the body's whole
+        // overflow chain (~35 pages for a chunk) before the body itself was read: a fifth of the
+        // publisher's CPU in `mqtt-bench`. This index answers it from the path alone.
+        migrator.registerMigration("v4-document-version-index") { db in
+            try db.execute(sql: "CREATE INDEX document_path_version ON document(path, version)")
+        }
         return migrator
     }
 }

@@ -52,14 +52,7 @@ extension GyroStore {
 
     private static func passOutbox(_ db: Database, after seq: Int64, limit: Int,
                                    _ visit: (OutboxRowView) throws -> Bool) throws -> (OutboxPass, superseded: [Int64]) {
-        // The document's rowid and length rather than its body: bodies are read straight from
-        // SQLite's pages (`BodyReader`) instead of SQLite assembling a copy that is copied again.
-        let rows = try Row.fetchCursor(db, sql: """
-            SELECT o.seq, o.topic, o.qos, o.retain, o.properties, o.device, o.createdAt, o.payload,
-                   o.documentVersion, d.version AS currentVersion, d.rowid, length(d.body)
-            FROM outbox o LEFT JOIN document d ON d.path = o.documentPath
-            WHERE o.seq > ? AND o.parkedAt IS NULL ORDER BY o.seq LIMIT ?
-            """, arguments: [seq, limit])
+        let rows = try Row.fetchCursor(db, sql: outboxPassSQL, arguments: [seq, limit])
         var bodies = BodyReader(db)
         defer { bodies.close() }
         var pass = OutboxPass()
@@ -93,6 +86,18 @@ extension GyroStore {
         }
         return (pass, superseded)
     }
+
+    /// The document's rowid and length rather than its body: bodies are read straight from
+    /// SQLite's pages (`BodyReader`) instead of SQLite assembling a copy that is copied again.
+    /// The version comes from `document_path_version` (migration v4), which SQLite's planner
+    /// would not pick by itself: from the table row it costs a walk of the body's overflow
+    /// chain, and the length only the row's header.
+    static let outboxPassSQL = """
+        SELECT o.seq, o.topic, o.qos, o.retain, o.properties, o.device, o.createdAt, o.payload,
+               o.documentVersion, d.version AS currentVersion, d.rowid, length(d.body)
+        FROM outbox o LEFT JOIN document d INDEXED BY document_path_version ON d.path = o.documentPath
+        WHERE o.seq > ? AND o.parkedAt IS NULL ORDER BY o.seq LIMIT ?
+        """
 
     /// The broker acknowledged these rows: they are done.
     public func acknowledge(_ seqs: [Int64]) async throws(StoreError) {
@@ -175,10 +180,10 @@ extension GyroStore {
     /// Served by the partial index `document_retained_path` (migration v3), not a table scan.
     static let retainedDocumentsSQL = "SELECT path, body, updatedAt FROM document WHERE retained = 1 ORDER BY path"
 
-    /// SQLite's plan for the resync listing, one line per step (for tests).
-    func retainedDocumentsQueryPlan() async throws(StoreError) -> [String] {
-        try await read("explaining the retained documents query") { db in
-            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + Self.retainedDocumentsSQL).map { $0["detail"] as String }
+    /// SQLite's plan for a query, one line per step (for tests).
+    func queryPlan(_ sql: String, arguments: StatementArguments = []) async throws(StoreError) -> [String] {
+        try await read("explaining a query") { db in
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map { $0["detail"] as String }
         }
     }
 }

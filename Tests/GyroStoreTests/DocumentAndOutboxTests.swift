@@ -102,11 +102,24 @@ final class DocumentAndOutboxTests: XCTestCase {
         let store = try GyroStore.open(directory: directory.path, maxBytes: 1 << 30, logger: testLogger())
         try await write(store, "records/a", "1")
         try await write(store, "realtime_data/c", "2", retain: false)
-        let plan = try await store.retainedDocumentsQueryPlan()
+        let plan = try await store.queryPlan(GyroStore.retainedDocumentsSQL)
         // Without it: "SCAN document USING INDEX sqlite_autoindex_document_1", every row visited.
         XCTAssertEqual(plan, ["SCAN document USING INDEX document_retained_path"])
         let retained = try await store.retainedDocuments()
         XCTAssertEqual(retained.map(\.topic), ["records/a"])
+    }
+
+    /// A document's current version, which decides whether an outbox row is superseded, must come
+    /// from an index: in the table it is stored after the body, behind its overflow chain.
+    func testDeliveryReadsDocumentVersionsFromTheirIndex() async throws {
+        let directory = try TemporaryDirectory("version-index")
+        defer { directory.remove() }
+        let store = try GyroStore.open(directory: directory.path, maxBytes: 1 << 30, logger: testLogger())
+        try await write(store, "realtime_data/c", String(repeating: "7", count: 150_000), retain: false)
+        let plan = try await store.queryPlan(GyroStore.outboxPassSQL, arguments: [0, 10])
+        XCTAssertTrue(plan.contains("SEARCH d USING INDEX document_path_version (path=?) LEFT-JOIN"), "\(plan)")
+        let rows = try await store.pendingOutbox(after: 0, limit: 10)
+        XCTAssertEqual(rows.map(\.payload.count), [150_000])
     }
 
     func testDocumentPathsRejectWildcardsAndOddSegments() {
