@@ -90,6 +90,9 @@ public struct GyroStore: Sendable {
 
     static func openPool(_ path: String) throws -> DatabasePool {
         let pool = try DatabasePool(path: path, configuration: makeConfiguration())
+        // Again: the pool sets NORMAL on its writer when it switches to WAL, after
+        // `prepareDatabase`, and with NORMAL a commit that returned can be lost with the power.
+        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         let verdict = try pool.read { db in try String.fetchOne(db, sql: "PRAGMA quick_check") } ?? "no answer"
         guard verdict == "ok" else {
             throw DatabaseError(resultCode: .SQLITE_CORRUPT, message: "quick_check: \(verdict)")

@@ -18,6 +18,16 @@ final class StoreFileTests: XCTestCase {
         XCTAssertEqual(integrity, "ok")
     }
 
+    /// A commit that returned has reached the disk: the writer runs with synchronous = FULL (2).
+    /// GRDB's pool sets NORMAL when it switches to WAL, after the connection was prepared.
+    func testTheWriterSyncsEveryCommit() async throws {
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
+        let store = try GyroStore.open(directory: folder.path, logger: testLogger())
+        let level = try await store.writer.write { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") }
+        XCTAssertEqual(level, 2)
+    }
+
     /// Freed pages are not zeroed and written (Debian's SQLite defaults to secure_delete = ON):
     /// deleting chunk documents must not write their size again to the WAL, least of all when
     /// the store is being evicted because the disk is full.
