@@ -45,7 +45,7 @@ extension GyroStore {
     /// Superseded rows are deleted in a write of their own, after the read.
     private func removeSuperseded(_ seqs: [Int64]) async throws(StoreError) {
         guard !seqs.isEmpty else { return }
-        do { try await writer.write { db in try Self.deleteOutbox(seqs, in: db) } } catch {
+        do { try await removeOutboxRows(seqs) } catch {
             throw .database(context: "removing \(seqs.count) superseded outbox rows", reason: "\(error)")
         }
     }
@@ -102,8 +102,22 @@ extension GyroStore {
     /// The broker acknowledged these rows: they are done.
     public func acknowledge(_ seqs: [Int64]) async throws(StoreError) {
         guard !seqs.isEmpty else { return }
-        do { try await writer.write { db in try Self.deleteOutbox(seqs, in: db) } } catch {
+        do { try await removeOutboxRows(seqs) } catch {
             throw .database(context: "removing \(seqs.count) acknowledged outbox rows", reason: "\(error)")
+        }
+    }
+
+    /// Deletes outbox rows without waiting for the disk (`synchronous = NORMAL` for this one
+    /// commit): if the power goes before a later commit syncs the WAL, the rows come back and
+    /// are published again, which at-least-once delivery allows. Syncing each batch of
+    /// acknowledgements cost the publisher ~40 µs of CPU per chunk document in `mqtt-bench`.
+    /// WAL frames are written in order, so no later commit can survive without this one.
+    private func removeOutboxRows(_ seqs: [Int64]) async throws {
+        try await writer.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            let deleted = Result { try db.inTransaction { try Self.deleteOutbox(seqs, in: db); return .commit } }
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+            try deleted.get()
         }
     }
 

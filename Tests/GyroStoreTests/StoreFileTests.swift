@@ -24,8 +24,19 @@ final class StoreFileTests: XCTestCase {
         let folder = try TemporaryDirectory()
         defer { folder.remove() }
         let store = try GyroStore.open(directory: folder.path, logger: testLogger())
-        let level = try await store.writer.write { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") }
-        XCTAssertEqual(level, 2)
+        func level() async throws -> Int? { try await store.writer.write { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") } }
+        let opened = try await level()
+        XCTAssertEqual(opened, 2)
+        // Acknowledgements are committed without a sync (a lost one is a resend), then FULL again.
+        var changes = StoreChanges()
+        changes.documents = [DocumentWrite(path: try DocumentPath("records/a"), body: Array("{}".utf8), retain: true, device: nil)]
+        try await store.commit(changes)
+        let row = try await store.pendingOutbox(after: 0, limit: 1)
+        try await store.acknowledge(row.map(\.seq))
+        let afterAcknowledging = try await level()
+        XCTAssertEqual(afterAcknowledging, 2)
+        let left = try await store.pendingOutbox(after: 0, limit: 1)
+        XCTAssertEqual(left.count, 0)
     }
 
     /// Freed pages are not zeroed and written (Debian's SQLite defaults to secure_delete = ON):
