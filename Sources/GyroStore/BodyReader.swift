@@ -44,13 +44,14 @@ struct BodyReader {
         blob = nil
     }
 
-    private func check(_ code: Int32, _ context: String) throws {
-        try Self.check(code, context, db)
+    private func check(_ code: Int32, _ context: @autoclosure () -> String) throws {
+        try Self.check(code, context(), db)
     }
 
-    private static func check(_ code: Int32, _ context: String, _ db: Database) throws {
+    /// `context` is built only for an error: it is evaluated for every row otherwise.
+    private static func check(_ code: Int32, _ context: @autoclosure () -> String, _ db: Database) throws {
         guard code == SQLITE_OK else {
-            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "\(context): \(String(cString: sqlite3_errmsg(db.sqliteConnection)))")
+            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "\(context()): \(String(cString: sqlite3_errmsg(db.sqliteConnection)))")
         }
     }
 }

@@ -52,7 +52,7 @@ extension GyroStore {
 
     private static func passOutbox(_ db: Database, after seq: Int64, limit: Int,
                                    _ visit: (OutboxRowView) throws -> Bool) throws -> (OutboxPass, superseded: [Int64]) {
-        let rows = try Row.fetchCursor(db, sql: outboxPassSQL, arguments: [seq, limit])
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: outboxPassSQL), arguments: [seq, limit])
         var bodies = BodyReader(db)
         defer { bodies.close() }
         var pass = OutboxPass()

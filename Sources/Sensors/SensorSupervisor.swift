@@ -60,6 +60,8 @@ public actor SensorSupervisor {
     private var pendingGapReason: String?
     private var lastDataArrival: Double?
     private var linkDown: String?
+    /// The streaming watch's timer; `linkWentDown` cancels it.
+    private var watchTimer: Task<Void, Never>?
     private var connectedOnce = false
     /// Answer timeouts double after a timeout (a board answering slowly), up to 8×; reset on success.
     private var timeoutScale = 1
@@ -199,7 +201,10 @@ public actor SensorSupervisor {
 
     enum WatchOutcome { case cancelled, silent, disconnected(String) }
 
-    /// Polls for disconnection, silence and battery time while streaming.
+    /// Waits while streaming until the link goes down, the run is cancelled or the board falls
+    /// silent, reading the battery on time. It sleeps until the earlier of the silence deadline
+    /// and the battery time; data arriving meanwhile only moves the deadline (checked when the
+    /// timer fires), and a lost link or a cancellation ends the sleep at once.
     private func watch(_ board: MetaWearBoard) async -> WatchOutcome {
         let rate = (plan?.gyro.notificationsPerSecond ?? 1)
         let silence = max(3 / rate, settings.silenceFloor.seconds)
@@ -209,16 +214,26 @@ public actor SensorSupervisor {
             if let linkDown { return .disconnected(linkDown) }
             if Task.isCancelled { return .cancelled }
             let time = now()
-            if time - (lastDataArrival ?? time) > silence {
-                logger.warning("no data", metadata: ["seconds": "\(time - (lastDataArrival ?? time))"])
+            let lastData = lastDataArrival ?? time
+            if time - lastData > silence {
+                logger.warning("no data", metadata: ["seconds": "\(time - lastData)"])
                 return .silent
             }
             if time >= nextBattery {
                 nextBattery = time + settings.batteryInterval.seconds
                 if let battery = try? await board.readBattery() { record(battery) }
+                continue
             }
-            try? await Task.sleep(for: .milliseconds(50))
+            // Just past the deadline, so that the check above sees it passed.
+            await sleepUnlessLinkDown(seconds: min(lastData + silence, nextBattery) - time + 0.001)
         }
+    }
+
+    private func sleepUnlessLinkDown(seconds: Double) async {
+        let timer = Task { _ = try? await Task.sleep(for: .seconds(max(seconds, 0))) }
+        watchTimer = timer
+        await withTaskCancellationHandler { await timer.value } onCancel: { timer.cancel() }
+        watchTimer = nil
     }
 
     /// Names the gap the interruption will leave, whichever way it is found: from the arrival
@@ -228,7 +243,10 @@ public actor SensorSupervisor {
         for module in trackers.keys { trackers[module]?.nextGapReason = reason }
     }
 
-    private func linkWentDown(_ reason: String) { linkDown = reason }
+    private func linkWentDown(_ reason: String) {
+        linkDown = reason
+        watchTimer?.cancel()
+    }
 
     // MARK: - Events
 
