@@ -55,7 +55,7 @@ extension BLEHost {
 
     func enqueue<Command: HCICommand>(_ command: Command, timeout: Duration,
                                       completion: @escaping @Sendable (Result<CommandResponse, BLEHostError>) -> Void) {
-        guard state != .stopped, outbox != nil else {
+        guard state != .stopped, ioStarted else {
             completion(.failure(.notReady(state: state.rawValue)))
             return
         }

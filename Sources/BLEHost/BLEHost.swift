@@ -8,16 +8,18 @@ import Logging
 /// The LE host (central role): owns one controller through an ``HCITransport``.
 ///
 /// Design overview. One actor per controller holds every piece of protocol state; everything
-/// that reacts to the controller runs synchronously inside it, in packet order:
-/// - the reader loop (``start()``) frames packets and calls the dispatch (`BLEHost+Dispatch`);
+/// that reacts to the controller runs synchronously inside it, in packet order. The actor runs
+/// on its transport's ``DataPlaneLoop``:
+/// - the loop's thread reads and frames packets and calls the dispatch (`BLEHost+Dispatch`)
+///   directly, with no task or queue in between;
 /// - commands go through ``CommandFlow`` (credits, per-command deadlines: a controller that
 ///   never answers fails the command with ``BLEHostError/commandTimeout(opcode:after:)``);
 /// - outgoing ACL goes through ``ACLCredits`` and never exceeds the controller's buffers;
 ///   L2CAP frames are fragmented to the controller's buffer size (`BLEHost+ACL`);
 /// - incoming ACL is reassembled per connection and routed by CID: ATT to the link's
 ///   ``ATTBearer`` (no actor hop: notifications are the hot path), LE signalling here;
-/// - every packet to the controller is queued on one outbox, written by one writer task, so
-///   order is kept and no dispatch step ever waits for I/O.
+/// - packets to the controller are written on the same thread, in order (short writes: an
+///   HCI packet is a few hundred bytes at most).
 ///
 /// Bad input never stops the host: packets that fail to decode are counted in
 /// ``BLEHostStatus/malformedPackets``, unexpected ones in ``BLEHostStatus/unknownPackets``,
@@ -90,10 +92,12 @@ public actor BLEHost {
     var pendingConnect: PendingConnect?
 
     // I/O.
-    var outbox: AsyncStream<H4Packet>.Continuation?
-    var readerTask: Task<Void, Never>?
-    var writerTask: Task<Void, Never>?
+    var ioStarted = false
+    /// Why a write failed; the transport is closed then, and this is the reason given.
+    var writeFailure: TransportError?
     nonisolated let ended = HostEndSignal()
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { transport.loop.asUnownedSerialExecutor() }
 
     public init(transport: any HCITransport, configuration: BLEHostConfiguration = .init(), logger: Logger) {
         self.transport = transport
@@ -144,10 +148,8 @@ public actor BLEHost {
             deadline.cancel()
         }
         state = .stopped
-        await transport.close()
+        transport.close()
         transportLost(reason: .controller(.connectionTerminatedByLocalHost))
-        outbox?.finish()
-        readerTask?.cancel()
         ended.finish(.stopped)
     }
 
@@ -188,50 +190,25 @@ public actor BLEHost {
 
     // MARK: - I/O
 
-    /// Starts one reader (dispatching every packet on this actor) and one writer (the outbox).
+    /// Starts delivery of the controller's packets to ``dispatch(_:)``, synchronously on the loop.
     func startIO() {
-        guard readerTask == nil else { return }
-        let (stream, continuation) = AsyncStream<H4Packet>.makeStream(bufferingPolicy: .unbounded)
-        outbox = continuation
-        let transport = self.transport
-        let logger = self.logger
-        writerTask = Task { [weak self] in
-            for await packet in stream {
-                do {
-                    try await transport.send(packet)
-                } catch {
-                    logger.error("HCI write failed", metadata: ["error": "\(error)"])
-                    await self?.transportFailed(error)
-                    return
-                }
-            }
-        }
-        let packets = transport.packets()
-        readerTask = Task { [weak self] in
-            await self?.readLoop(packets)
-        }
+        guard !ioStarted else { return }
+        ioStarted = true
+        transport.start(receive: { [weak self] packet in
+            self?.assumeIsolated { $0.dispatch(packet) }
+        }, ended: { [weak self] error in
+            self?.assumeIsolated { $0.transportFailed(error) }
+        })
     }
 
-    private func readLoop(_ packets: AsyncThrowingStream<H4Packet, any Error>) async {
-        do {
-            for try await packet in packets {
-                dispatch(packet)
-            }
-            transportFailed(TransportError(kind: .closed, transport: "controller", operation: "read",
-                                           hint: "the transport closed"))
-        } catch {
-            transportFailed(error)
-        }
-    }
-
-    func transportFailed(_ error: any Error) {
+    func transportFailed(_ error: TransportError) {
         guard state != .stopped else { return }
+        let error = writeFailure ?? error
         logger.error("HCI transport lost", metadata: ["error": "\(error)"])
         state = .failed
         transportLost(reason: .transportLost)
         // After the links are down, so whoever reacts to the end finds them ended.
-        ended.finish(.transportLost(error as? TransportError ?? TransportError(
-            kind: .closed, transport: "controller", operation: "read", hint: "\(error)")))
+        ended.finish(.transportLost(error))
     }
 
     /// Fails every pending command and waiter, and ends every link (the controller is gone).
@@ -247,7 +224,16 @@ public actor BLEHost {
         scanResults = nil
     }
 
+    /// Writes a packet to the controller. A failed write closes the transport; the loop then
+    /// reports the end (``transportFailed(_:)``), after the dispatch step that wrote has finished.
     func write(_ packet: H4Packet) {
-        outbox?.yield(packet)
+        guard writeFailure == nil else { return }
+        do {
+            try transport.send(packet)
+        } catch {
+            logger.error("HCI write failed", metadata: ["error": "\(error)"])
+            writeFailure = error
+            transport.close()
+        }
     }
 }

@@ -12,12 +12,15 @@ public actor LEConnection {
     public nonisolated let peer: BluetoothAddress
     public nonisolated let peerAddressType: BluetoothAddressType
     public nonisolated let gatt: GATTClient
+    /// The thread on which the link's packets, and so its notifications, are handled.
+    public nonisolated let loop: DataPlaneLoop
     nonisolated let link: LinkState
     private weak var host: BLEHost?
 
     init(handle: UInt16, peer: BluetoothAddress, peerAddressType: BluetoothAddressType, gatt: GATTClient,
          link: LinkState, host: BLEHost) {
         self.handle = handle
+        loop = host.transport.loop
         self.peer = peer
         self.peerAddressType = peerAddressType
         self.gatt = gatt

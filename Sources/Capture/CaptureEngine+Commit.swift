@@ -102,12 +102,14 @@ extension CaptureEngine {
     }
 
     func timeUntilCommitIsDue() -> Duration {
-        guard let since = pendingSince else { return rules.commitInterval }
+        let oldest = [pendingSince, feed.oldest].compactMap { $0 }.min()
+        guard let since = oldest else { return rules.commitInterval }
         return max(rules.commitInterval - (ContinuousClock.now - since), .milliseconds(1))
     }
 
     /// A failed commit is logged and kept by `commit()`; the next signal retries it.
     func commitWhatIsDue() async {
+        await ingestFeed()
         let due = pendingSince.map { ContinuousClock.now - $0 >= rules.commitInterval } ?? false
         if closedChunksPending > 0 || due || failed != nil { try? await commit() }
         try? await closeIdleSessions()
@@ -119,6 +121,51 @@ extension CaptureEngine {
         for (device, session) in open {
             if current - session.lastArrivalMs >= rules.idleTimeoutMs {
                 try await stopSession(device: device, reason: "idle timeout")
+            }
+        }
+    }
+}
+
+extension CaptureEngine {
+    /// Takes in what the data plane left in ``feed``, in order: samples are appended (a failed
+    /// append is logged; its samples stay counted as missing by the sensor's stream), button
+    /// presses start or stop sessions. Runs one at a time; a caller that finds one running
+    /// waits for it and then takes in what came meanwhile. A caller's cancellation (a sensor's
+    /// run ending at shutdown) does not cut it short: samples taken from the feed are stored.
+    public func ingestFeed() async {
+        await Task { await self.ingestFeedUncancelled() }.value
+    }
+
+    private func ingestFeedUncancelled() async {
+        while ingesting { await withCheckedContinuation { ingestWaiters.append($0) } }
+        ingesting = true
+        defer {
+            ingesting = false
+            if !ingestWaiters.isEmpty { ingestWaiters.removeFirst().resume() }
+        }
+        for item in feed.take() {
+            switch item {
+            case .samples(let run):
+                do {
+                    try await append(sensor: run.sensor, stream: run.stream, odrHz: run.odrHz, range: run.range,
+                                     firstIndex: run.firstIndex, samples: run.samples,
+                                     gapReason: run.gapReason ?? "notReceived", receivedAt: run.receivedAt)
+                } catch {
+                    logger.error("capture append failed", metadata: ["subsystem": "capture", "device": "\(run.sensor.device)",
+                                                                     "error": "\(error)"])
+                }
+            case .toggleSession(let sensor, let atMs):
+                do {
+                    if open[sensor.device] != nil {
+                        _ = try await stopSession(device: sensor.device, atMs: atMs, reason: "button")
+                        logger.notice("session stopped by button", metadata: ["subsystem": "capture", "device": "\(sensor.device)"])
+                    } else {
+                        _ = try await startSession(sensor: sensor, atMs: atMs)
+                        logger.notice("session started by button", metadata: ["subsystem": "capture", "device": "\(sensor.device)"])
+                    }
+                } catch {
+                    logger.error("button session change failed", metadata: ["subsystem": "capture", "error": "\(error)"])
+                }
             }
         }
     }

@@ -5,7 +5,9 @@ import Logging
 /// Turns samples into sessions, chunks and documents, and commits them to the store.
 ///
 /// Design: the actor owns every open session and the changes not yet committed. Samples are
-/// appended in memory; a commit (one store transaction) happens when a chunk fills, when the
+/// appended in memory, either directly (``append(sensor:stream:odrHz:range:firstIndex:samples:gapReason:receivedAt:)``)
+/// or, from the sensors' data plane, through ``feed``, which the committer takes in at every
+/// wake-up (``ingestFeed()``); a commit (one store transaction) happens when a chunk fills, when the
 /// oldest uncommitted sample is `commitInterval` old, and at every session start and stop.
 /// While `run()` runs, it is the committer: a full chunk is committed there while the producer
 /// goes on filling the next one (the actor renders, SQLite writes, on the two cores); a
@@ -40,6 +42,10 @@ public actor CaptureEngine {
     public internal(set) var counters = CaptureCounters()
     /// Samples accepted since the last commit began.
     var uncommittedSamples: Int64 = 0
+    /// Where the sensors' data plane leaves samples for this engine (see ``CaptureFeed``).
+    public nonisolated let feed = CaptureFeed()
+    var ingesting = false
+    var ingestWaiters: [CheckedContinuation<Void, Never>] = []
 
     public init(store: GyroStore, rules: CaptureRules, calendar: PeriodCalendar, renderer: DocumentRenderer = DocumentRenderer(),
                 logger: Logger, now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 * 1000 },
@@ -58,9 +64,11 @@ public actor CaptureEngine {
     /// Appends samples of one stream. `samples` are consecutive: the first has stream index
     /// `firstIndex`, the next `firstIndex + 1`, … An index above the expected one records a
     /// gap (with `gapReason`, "notReceived" unless the producer knows better, e.g. a
-    /// disconnection); indices already stored are dropped as duplicates.
+    /// disconnection); indices already stored are dropped as duplicates. `receivedAt` is when
+    /// the first sample arrived: the commit that holds it is due `commitInterval` after that.
     public func append(sensor: SensorIdentity, stream: SensorStream, odrHz: Double, range: Double,
-                       firstIndex: Int64, samples: [StoredSample], gapReason: String = "notReceived") async throws {
+                       firstIndex: Int64, samples: [StoredSample], gapReason: String = "notReceived",
+                       receivedAt: ContinuousClock.Instant = .now) async throws {
         guard let first = samples.first else { return }
         if let session = open[sensor.device], first.timestampMs - session.record.startMs >= rules.maxDurationMs {
             let carried = session.streams.mapValues { ($0.nextIndex, $0.chunk.odrHz, $0.chunk.range) }
@@ -80,7 +88,7 @@ public actor CaptureEngine {
             try await startSession(sensor: sensor, atMs: first.timestampMs)
         }
         let closedChunk = accept(device: sensor.device, stream: stream, odrHz: odrHz, range: range, firstIndex: firstIndex, samples: samples, gapReason: gapReason)
-        if pendingSince == nil { pendingSince = .now }
+        pendingSince = min(pendingSince ?? receivedAt, receivedAt)
         if closedChunk { closedChunksPending += 1 }
         if let commitSignal, closedChunksPending < 2 {
             if closedChunksPending > 0 { commitSignal.yield() }

@@ -20,6 +20,7 @@ struct CaptureService: Service {
                 }
             }
         } catch is CancellationError {}
+        await engine.ingestFeed()
         for session in await engine.openSessions() {
             _ = try? await engine.stopSession(device: session.device, reason: "gateway stopping")
         }

@@ -30,6 +30,12 @@ public struct H4Framer: Sendable {
         buffer.append(contentsOf: bytes)
     }
 
+    /// Adds bytes read from the controller (the transport's read buffer).
+    public mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        compact()
+        buffer.append(contentsOf: bytes)
+    }
+
     /// Returns the next complete packet, or `nil` until more bytes arrive.
     public mutating func nextPacket() -> H4Packet? {
         while readIndex < buffer.count {

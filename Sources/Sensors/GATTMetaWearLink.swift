@@ -50,8 +50,11 @@ public final class GATTMetaWearLink: MetaWearLink {
         return BluetoothUUID(high: high, low: low)
     }
 
-    public func enableNotifications() async throws -> AsyncStream<[UInt8]> {
-        try await connection.gatt.subscribe(notify)
+    public var loop: DataPlaneLoop { connection.loop }
+
+    public func enableNotifications(receive: @escaping @Sendable (ArraySlice<UInt8>) -> Void,
+                                    ended: @escaping @Sendable () -> Void) async throws {
+        try await connection.gatt.subscribe(notify, receive: receive, ended: ended)
     }
 
     public func readString(_ characteristicUUID: String) async throws -> String? {

@@ -1,3 +1,4 @@
+import BLEHost
 import Logging
 import MetaWear
 
@@ -37,8 +38,9 @@ public enum BoardError: Error, Equatable, CustomStringConvertible {
 /// ``BoardOptions/responseTimeout``), then the reset sequence that clears streams, loggers,
 /// processors and events left by an earlier session or another client, and a barrier read.
 /// ``startStreaming()`` configures and starts the streams of ``StreamingPlan``; ``stopStreaming()``
-/// stops them in reverse. Data notifications are passed on as ``BoardEvent/samples(_:_:arrival:)``
-/// in order, and a stream the board kept running across a reconnect (it does: the link drop does not
+/// stops them in reverse. The board runs on its link's ``DataPlaneLoop``: each notification is
+/// handled synchronously as the host reads it, and data notifications are passed on at once as
+/// ``BoardEvent/samples(_:_:arrival:)`` to the `onEvent` handler, in order. A stream the board kept running across a reconnect (it does: the link drop does not
 /// stop it) is told apart from the new one:
 /// - before discovery, data notifications cannot be parsed (register numbers depend on the chip), so
 ///   they are kept with their arrival times;
@@ -65,8 +67,8 @@ public actor MetaWearBoard {
     public private(set) var lastDataArrival: Double?
     public private(set) var battery: Settings.BatteryState?
 
-    public nonisolated let events: AsyncStream<BoardEvent>
-    private let eventSink: AsyncStream<BoardEvent>.Continuation
+    /// Receives every event, on the link's loop, synchronously.
+    private let onEvent: @Sendable (BoardEvent) -> Void
     private var parser = MetaWearPacketParser()
     private enum Phase { case discovering, stale, quiet, streaming }
     private var phase = Phase.quiet
@@ -74,7 +76,7 @@ public actor MetaWearBoard {
     private var early: [([UInt8], Double)] = []
     /// Whether stale gyro data (from before the reset) continues the gateway's stream.
     private var staleGyroMatches = false
-    private var reader: Task<Void, Never>?
+    private var subscribed = false
     private var waiters: [UInt16: Waiter] = [:]
     private var nextWaiterID = 0
     private var closed = false
@@ -85,14 +87,16 @@ public actor MetaWearBoard {
     }
 
     public init(link: any MetaWearLink, options: BoardOptions, logger: Logger,
-                now: @escaping @Sendable () -> Double) {
+                now: @escaping @Sendable () -> Double, onEvent: @escaping @Sendable (BoardEvent) -> Void = { _ in }) {
         self.link = link
         self.options = options
         responseTimeout = options.responseTimeout
         self.logger = logger
         self.now = now
-        (events, eventSink) = AsyncStream.makeStream(of: BoardEvent.self, bufferingPolicy: .unbounded)
+        self.onEvent = onEvent
     }
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { link.loop.asUnownedSerialExecutor() }
 
     // MARK: - Initialisation
 
@@ -104,15 +108,14 @@ public actor MetaWearBoard {
         phase = .discovering
         staleGyroMatches = false
         streaming = false
-        if reader == nil {
-            let notifications = try await link.enableNotifications()
-            reader = Task { [weak self] in
-                for await bytes in notifications {
-                    guard let self else { return }
-                    await self.handle(bytes, arrival: self.now())
-                }
-                await self?.linkEnded()
-            }
+        if !subscribed {
+            subscribed = true
+            let now = self.now
+            try await link.enableNotifications(receive: { [weak self] bytes in
+                self?.assumeIsolated { $0.handle(bytes, arrival: now()) }
+            }, ended: { [weak self] in
+                self?.assumeIsolated { $0.linkEnded() }
+            })
         }
         var fresh = BoardInfo()
         fresh.firmwareRevision = try await link.readString(MetaWearUUIDs.firmwareRevision)
@@ -137,7 +140,7 @@ public actor MetaWearBoard {
         phase = .stale
         let kept = early
         early = []
-        for (bytes, arrival) in kept { handle(bytes, arrival: arrival) }
+        for (bytes, arrival) in kept { handle(bytes[...], arrival: arrival) }
         for command in plan.reset { try await link.write(command) }
         let stopTime = now()
         self.stopTime = stopTime
@@ -145,7 +148,7 @@ public actor MetaWearBoard {
         _ = try await request(Gyro.readConfiguration(), answer: MetaWearModuleID.gyro.rawValue, 0x83,
                               what: "gyro configuration read")
         phase = .quiet
-        eventSink.yield(.restarted(plan, stopTime: stopTime))
+        onEvent(.restarted(plan, stopTime: stopTime))
         logger.info("board initialised", metadata: [
             "subsystem": "sensor", "model": "\(info.model.rawValue)", "firmware": "\(info.firmwareRevision ?? "?")",
             "gyro": "\(info.gyroChip?.rawValue ?? "none")", "packed": "\(plan.gyro.packed)",
@@ -203,8 +206,6 @@ public actor MetaWearBoard {
 
     /// Stops reading notifications and fails pending requests.
     public func close() {
-        reader?.cancel()
-        reader = nil
         linkEnded()
     }
 
@@ -241,48 +242,64 @@ public actor MetaWearBoard {
         closed = true
         for (_, waiter) in waiters { waiter.continuation.resume(throwing: BoardError.linkClosed) }
         waiters = [:]
-        eventSink.finish()
     }
 
-    func handle(_ bytes: [UInt8], arrival: Double) {
+    /// One notification, as the host read it (the slice is valid during this call only).
+    func handle(_ bytes: ArraySlice<UInt8>, arrival: Double) {
         guard bytes.count >= 2 else { return }
+        if phase != .discovering, let data = parser.dataSamples(bytes) {
+            switch data {
+            case .gyro(let samples): gyroData(samples, arrival: arrival)
+            case .accelerometer(let samples): accelerometerData(samples, arrival: arrival)
+            }
+            return
+        }
+        let start = bytes.startIndex
         // A read answer (bit 0x80, silent bit folded) may complete a request.
-        if bytes[1] & 0x80 != 0 {
-            let key = UInt16(bytes[0]) << 8 | UInt16(bytes[1] & ~MetaWearRegister.silentBit)
+        if bytes[start + 1] & 0x80 != 0 {
+            let key = UInt16(bytes[start]) << 8 | UInt16(bytes[start + 1] & ~MetaWearRegister.silentBit)
             if let waiter = waiters.removeValue(forKey: key) {
-                waiter.continuation.resume(returning: bytes)
+                waiter.continuation.resume(returning: Array(bytes))
                 return
             }
         }
         if phase == .discovering {
-            if bytes[0] == MetaWearModuleID.gyro.rawValue, early.count < 100_000 { early.append((bytes, arrival)) }
+            if bytes[start] == MetaWearModuleID.gyro.rawValue, early.count < 100_000 { early.append((Array(bytes), arrival)) }
             return
         }
         let packet: MetaWearPacket
-        do { packet = try parser.parse(bytes) } catch {
+        do { packet = try parser.parse(Array(bytes)) } catch {
             logger.debug("dropped notification", metadata: ["subsystem": "sensor", "error": "\(error)"])
             return
         }
         switch packet {
         case .gyroData(let samples), .gyroPacked(let samples):
-            if phase == .stale {
-                guard staleGyroMatches, let plan, plan.gyro.packed == (samples.count == 3) else { return }
-            } else if phase != .streaming {
-                return
-            }
-            lastDataArrival = arrival
-            eventSink.yield(.samples(.gyro, samples, arrival: arrival))
+            gyroData(samples, arrival: arrival)
         case .accData(let samples), .accPacked(let samples):
-            guard phase == .streaming else { return }
-            lastDataArrival = arrival
-            eventSink.yield(.samples(.accelerometer, samples, arrival: arrival))
+            accelerometerData(samples, arrival: arrival)
         case .switchState(let state):
-            eventSink.yield(.button(state))
+            onEvent(.button(state))
         case .battery(let state):
             battery = state
-            eventSink.yield(.battery(state))
+            onEvent(.battery(state))
         default:
             break
         }
+    }
+
+    private func gyroData(_ samples: RawTriples, arrival: Double) {
+        if phase == .stale {
+            guard staleGyroMatches, let plan, plan.gyro.packed == (samples.count == 3) else { return }
+        } else if phase != .streaming {
+            return
+        }
+        lastDataArrival = arrival
+        onEvent(.samples(.gyro, samples, arrival: arrival))
+    }
+
+    private func accelerometerData(_ samples: RawTriples, arrival: Double) {
+        guard phase == .streaming else { return }
+        lastDataArrival = arrival
+        onEvent(.samples(.accelerometer, samples, arrival: arrival))
     }
 }

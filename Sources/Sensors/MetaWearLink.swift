@@ -1,10 +1,16 @@
+import BLEHost
 import MetaWear
 
 /// What the board layer needs from a GATT connection to a MetaWear. The BLE host adapts its
 /// `LEConnection`/`GATTClient` to this; tests use an in-process emulated board.
 public protocol MetaWearLink: Sendable {
-    /// Enables notifications on `326a9006` (writes its CCCD) and returns them in arrival order.
-    func enableNotifications() async throws -> AsyncStream<[UInt8]>
+    /// The thread that delivers this link's notifications; the board runs on it.
+    var loop: DataPlaneLoop { get }
+    /// Enables notifications on `326a9006` (writes its CCCD): each is handed to `receive` on
+    /// ``loop``, in arrival order, as a slice valid for the call only; `ended` is called there
+    /// once when the link goes down.
+    func enableNotifications(receive: @escaping @Sendable (ArraySlice<UInt8>) -> Void,
+                             ended: @escaping @Sendable () -> Void) async throws
     /// Reads a Device Information string (`2a26`, `2a24`, …); `nil` when the board has no such
     /// characteristic.
     func readString(_ characteristicUUID: String) async throws -> String?

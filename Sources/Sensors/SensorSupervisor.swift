@@ -1,3 +1,4 @@
+import BLEHost
 import Capture
 import GyroStore
 import Logging
@@ -41,7 +42,10 @@ public struct SupervisorSettings: Sendable {
 /// Samples go through one ``StreamTracker`` per stream, which lives as long as the supervisor:
 /// stream indices continue across reconnects, and the samples lost in between are declared
 /// missing, so the capture engine records the gap with the reason (`disconnected …`, `silent`).
-/// All appends and button-driven session changes go through one queue, in order.
+/// The supervisor runs on the data plane's loop, where its board delivers each notification:
+/// tracking, stamping and gap checks happen synchronously as packets are read, and samples and
+/// button-driven session changes are left, in order, in the engine's ``CaptureFeed``, which the
+/// engine takes in batches.
 ///
 /// ``run(connector:)`` may be called again after it returned, with a connector of a new
 /// controller (the old one went away): the trackers, and so the stream indices and the gap of
@@ -67,16 +71,14 @@ public actor SensorSupervisor {
     private var timeoutScale = 1
     /// Data a board sent before a discovery that failed; parsed on the next link.
     private var unparsed: [([UInt8], Double)] = []
-    private let feed: AsyncStream<FeedItem>.Continuation
+    /// The thread this supervisor runs on; its boards' links should deliver there too.
+    public nonisolated let loop: DataPlaneLoop
 
-    enum FeedItem: Sendable {
-        case samples(SensorStream, odrHz: Double, range: Double, StreamTracker.Batch)
-        case toggleSession(atMs: Double)
-        case barrier(CheckedContinuation<Void, Never>)
-    }
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
 
     public init(address: String, identity: SensorIdentity, engine: CaptureEngine,
-                settings: SupervisorSettings, logger: Logger, now: @escaping @Sendable () -> Double = HostClock().now) {
+                settings: SupervisorSettings, logger: Logger, now: @escaping @Sendable () -> Double = HostClock().now,
+                loop: DataPlaneLoop = .shared) {
         self.address = address
         self.identity = identity
         self.engine = engine
@@ -89,14 +91,8 @@ public actor SensorSupervisor {
         current = SensorStatus(address: address, userId: identity.userId, state: .discovered,
                                odrHz: settings.board.gyro.outputDataRate.hertz)
         current.transitions[.discovered] = 1
-        let (items, feed) = AsyncStream.makeStream(of: FeedItem.self, bufferingPolicy: .unbounded)
-        self.feed = feed
-        // Lives as long as the supervisor, across runs; it holds no reference to the supervisor,
-        // so `deinit` ends it.
-        Task { [engine, identity, logger] in await Self.runFeed(items, engine: engine, identity: identity, logger: logger) }
+        self.loop = loop
     }
-
-    deinit { feed.finish() }
 
     public func status() -> SensorStatus { current }
 
@@ -135,10 +131,18 @@ public actor SensorSupervisor {
         if connectedOnce { current.reconnects += 1 }
         connectedOnce = true
         linkDown = nil
-        let board = MetaWearBoard(link: link, options: settings.board, logger: logger, now: now)
+        let loop = self.loop
+        let board = MetaWearBoard(link: link, options: settings.board, logger: logger, now: now) { [weak self] event in
+            guard let self else { return }
+            // The board runs on its link's loop; the gateway gives both the same one.
+            if loop.inLoop {
+                self.assumeIsolated { $0.handle(event) }
+            } else {
+                loop.execute { self.assumeIsolated { $0.handle(event) } }
+            }
+        }
         await board.keep(unparsed)
         unparsed = []
-        let events = Task { for await event in board.events { self.handle(event) } }
         let watcher = Task { let reason = await link.waitForDisconnection(); self.linkWentDown(reason) }
         var streamed = false
         var failures = 0
@@ -180,7 +184,7 @@ public actor SensorSupervisor {
         }
         await board.close()
         unparsed = await board.takeUnparsed()
-        await events.value  // every event of this board handled, in order
+        await settle()  // every event of this board handled, in order
         flushTrackers()
         await link.disconnect()
         _ = await watcher.value
@@ -263,7 +267,10 @@ public actor SensorSupervisor {
         case .button(let state):
             guard state.isPressed else { return }
             logger.info("button pressed")
-            if settings.buttonControlsSession { feed.yield(.toggleSession(atMs: now() * 1000)) }
+            if settings.buttonControlsSession {
+                engine.feed.toggleSession(identity, atMs: now() * 1000)
+                Task { [engine] in await engine.ingestFeed() }
+            }
         case .battery(let battery):
             record(battery)
         case .restarted(let plan, let stopTime):
@@ -289,9 +296,15 @@ public actor SensorSupervisor {
     }
 
     private func enqueue(_ module: MetaWearModuleID, _ stream: StreamingPlan.Stream?, _ batch: StreamTracker.Batch) {
-        guard let stream, !batch.samples.isEmpty else { return }
-        feed.yield(.samples(module == .gyro ? .gyro : .accelerometer, odrHz: stream.odrHz, range: stream.range, batch))
-        if let last = batch.samples.last { current.lastSampleMs = last.time * 1000 }
+        guard let stream, let last = batch.samples.last else { return }
+        let samples = batch.samples
+        engine.feed.append(sensor: identity, stream: module == .gyro ? .gyro : .accelerometer, odrHz: stream.odrHz,
+                           range: stream.range, firstIndex: batch.firstIndex, gapReason: batch.gapReason,
+                           count: samples.count) { index in
+            let sample = samples[index]
+            return StoredSample(timestampMs: sample.time * 1000, x: Float(sample.x), y: Float(sample.y), z: Float(sample.z))
+        }
+        current.lastSampleMs = last.time * 1000
     }
 
     private func flushTrackers() {
@@ -328,40 +341,13 @@ public actor SensorSupervisor {
 
     // MARK: - Feeding the engine
 
-    /// Waits until everything queued so far has reached the engine.
+    /// Waits until everything handed to the feed so far has reached the engine.
     public func drainFeed() async {
-        await withCheckedContinuation { continuation in feed.yield(.barrier(continuation)) }
+        await engine.ingestFeed()
     }
 
-    private static func runFeed(_ items: AsyncStream<FeedItem>, engine: CaptureEngine, identity: SensorIdentity, logger: Logger) async {
-        for await item in items {
-            switch item {
-            case .samples(let stream, let odrHz, let range, let batch):
-                let samples = batch.samples.map {
-                    StoredSample(timestampMs: $0.time * 1000, x: Float($0.x), y: Float($0.y), z: Float($0.z))
-                }
-                do {
-                    try await engine.append(sensor: identity, stream: stream, odrHz: odrHz, range: range,
-                                            firstIndex: batch.firstIndex, samples: samples,
-                                            gapReason: batch.gapReason ?? "notReceived")
-                } catch {
-                    logger.error("capture append failed", metadata: ["error": "\(error)"])
-                }
-            case .toggleSession(let atMs):
-                do {
-                    if await engine.openSessions().contains(where: { $0.device == identity.device }) {
-                        _ = try await engine.stopSession(device: identity.device, atMs: atMs, reason: "button")
-                        logger.notice("session stopped by button")
-                    } else {
-                        _ = try await engine.startSession(sensor: identity, atMs: atMs)
-                        logger.notice("session started by button")
-                    }
-                } catch {
-                    logger.error("button session change failed", metadata: ["error": "\(error)"])
-                }
-            case .barrier(let continuation):
-                continuation.resume()
-            }
-        }
+    /// Lets events that the board queued on the loop from another thread run first.
+    private func settle() async {
+        await withCheckedContinuation { continuation in loop.execute { continuation.resume() } }
     }
 }

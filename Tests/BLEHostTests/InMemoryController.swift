@@ -6,10 +6,18 @@ import Synchronization
 /// An ``HCITransport`` with a scripted controller behind it, for the host-level fuzz test:
 /// commands get success answers (LE Read Buffer Size 27 x 4, LE Create Connection completes at
 /// once on handle 0x0040), ACL from the host is completed at once, and ``inject(_:)`` feeds
-/// any packet, well-formed or not, into the host's reader.
+/// any packet, well-formed or not, to the host on its loop, in order.
 final class InMemoryController: HCITransport {
-    private let continuation: AsyncThrowingStream<H4Packet, any Error>.Continuation
-    private let stream: Mutex<AsyncThrowingStream<H4Packet, any Error>?>
+    private struct Delivery {
+        var receive: (@Sendable (H4Packet) -> Void)?
+        var ended: (@Sendable (TransportError) -> Void)?
+        /// Packets injected before ``start(receive:ended:)``.
+        var early: [H4Packet] = []
+        var closed = false
+    }
+
+    let loop = DataPlaneLoop.shared
+    private let delivery = Mutex(Delivery())
     private let sentCount = Mutex(0)
     private let sent = Mutex<[H4Packet]>([])
     /// Whether ACL from the host gets a Number Of Completed Packets at once.
@@ -23,9 +31,6 @@ final class InMemoryController: HCITransport {
         self.completesACL = completesACL
         self.completesConnections = completesConnections
         self.zeroCreditOpcodes = zeroCreditOpcodes
-        let (stream, continuation) = AsyncThrowingStream<H4Packet, any Error>.makeStream()
-        self.stream = Mutex(stream)
-        self.continuation = continuation
     }
 
     var packetsFromHost: Int { sentCount.withLock { $0 } }
@@ -59,10 +64,31 @@ final class InMemoryController: HCITransport {
 
     func inject(_ h4: [UInt8]) {
         guard let first = h4.first else { return }
-        continuation.yield(H4Packet(type: HCIPacketType(rawValue: first), bytes: h4.dropFirst()))
+        let packet = H4Packet(type: HCIPacketType(rawValue: first), bytes: h4.dropFirst())
+        let receive = delivery.withLock { delivery -> (@Sendable (H4Packet) -> Void)? in
+            guard !delivery.closed else { return nil }
+            if delivery.receive == nil { delivery.early.append(packet) }
+            return delivery.receive
+        }
+        if let receive { loop.execute { receive(packet) } }
     }
 
-    func send(_ packet: H4Packet) async throws {
+    func start(receive: @escaping @Sendable (H4Packet) -> Void, ended: @escaping @Sendable (TransportError) -> Void) {
+        let (early, closed) = delivery.withLock { delivery in
+            delivery.receive = receive
+            delivery.ended = ended
+            defer { delivery.early = [] }
+            return (delivery.early, delivery.closed)
+        }
+        loop.execute {
+            for packet in early { receive(packet) }
+            if closed { ended(Self.closedError) }
+        }
+    }
+
+    static let closedError = TransportError(kind: .closed, transport: "in-memory", operation: "read", hint: "the controller closed")
+
+    func send(_ packet: H4Packet) throws(TransportError) {
         sentCount.withLock { $0 += 1 }
         sent.withLock { $0.append(packet) }
         switch packet.type {
@@ -118,14 +144,12 @@ final class InMemoryController: HCITransport {
         zeroCreditOpcodes.contains(opcode) ? 0 : 1
     }
 
-    func packets() -> AsyncThrowingStream<H4Packet, any Error> {
-        stream.withLock { stream in
-            defer { stream = nil }
-            return stream ?? AsyncThrowingStream { $0.finish() }
+    func close() {
+        let ended = delivery.withLock { delivery -> (@Sendable (TransportError) -> Void)? in
+            guard !delivery.closed else { return nil }
+            delivery.closed = true
+            return delivery.ended
         }
-    }
-
-    func close() async {
-        continuation.finish()
+        if let ended { loop.execute { ended(Self.closedError) } }
     }
 }

@@ -121,7 +121,9 @@ final class ScriptedHostTests: XCTestCase {
     func testDisconnectionFailsPendingRequestFinishesStreamsAndReturnsCredits() async throws {
         let characteristic = GATTCharacteristic(uuid: BluetoothUUID(uuid16: 0x2A29), declarationHandle: 0x10, valueHandle: 0x11,
                                                 endHandle: 0x13, properties: [.read, .notify])
-        let notifications = connection.gatt.bearer.notifications(handle: 0x11)
+        let (notifications, sink) = AsyncStream.makeStream(of: [UInt8].self)
+        _ = try connection.gatt.bearer.subscribe(handle: 0x11, NotificationSubscriber(value: { sink.yield(Array($0)) },
+                                                                                      ended: { sink.finish() }))
         injectFrame(channel: 4, [0x1B, 0x11, 0x00, 0x01, 0x02])
         let collected = Task { var values: [[UInt8]] = []; for await value in notifications { values.append(value) }; return values }
         let gatt = connection.gatt
@@ -152,7 +154,7 @@ final class ScriptedHostTests: XCTestCase {
             XCTFail("a cancelled wait returned")
         } catch is CancellationError {}
         let waiting = Task { [host] in try await host!.waitUntilEnded() }
-        await controller.close()  // the controller's side of the pipe goes away
+        controller.close()  // the controller's side of the pipe goes away
         guard case let .transportLost(error) = try await waiting.value else { return XCTFail("host not lost") }
         XCTAssertEqual(error.kind, .closed)
         let linkUp = await connection.isConnected

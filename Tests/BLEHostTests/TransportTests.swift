@@ -27,7 +27,7 @@ final class TransportTests: XCTestCase {
         do {
             let transport = try await TransportFactory.open("hci:0", logger: logger)
             // A machine with Bluetooth and the rights: nothing to check here.
-            await transport.close()
+            transport.close()
         } catch let error as TransportError {
             XCTAssertEqual(error.kind, .systemCall)
             XCTAssertNotNil(error.errorNumber)
@@ -91,7 +91,7 @@ final class TransportTests: XCTestCase {
 
     func testHostOverAClosedTransportFailsStartWithoutHanging() async throws {
         let controller = InMemoryController()
-        await controller.close()
+        controller.close()
         var configuration = BLEHostConfiguration()
         configuration.resetTimeout = .milliseconds(300)
         let host = BLEHost(transport: controller, configuration: configuration, logger: logger)
@@ -121,13 +121,15 @@ final class SerialTransportTests: XCTestCase {
         defer { close(master) }
         let path = "/dev/pts/\(number)"
         let transport = try await TransportFactory.open("serial:\(path):1000000", logger: Logger(label: "test"))
-        var packets = transport.packets().makeAsyncIterator()
+        let (stream, sink) = AsyncStream.makeStream(of: H4Packet.self)
+        transport.start(receive: { sink.yield(H4Packet(type: $0.type, bytes: Array($0.bytes)[...])) }, ended: { _ in sink.finish() })
+        var packets = stream.makeAsyncIterator()
 
         // Host -> controller: an HCI Reset command, bytes that a cooked tty would mangle included.
         let command = H4Packet(type: .command, bytes: [0x03, 0x0C, 0x00][...])
-        try await transport.send(command)
+        try transport.send(command)
         let acl = H4Packet(type: .aclData, bytes: [0x40, 0x20, 0x05, 0x00, 0x0D, 0x0A, 0x03, 0x11, 0x7F][...])
-        try await transport.send(acl)
+        try transport.send(acl)
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 64)
         let deadline = ContinuousClock.now + .seconds(2)
@@ -146,10 +148,10 @@ final class SerialTransportTests: XCTestCase {
         _ = complete[3...].withUnsafeBytes { write(master, $0.baseAddress!, 4) }
         let status: [UInt8] = [0x04, 0x0F, 0x04, 0x0D, 0x0A, 0x0D, 0x20]
         _ = status.withUnsafeBytes { write(master, $0.baseAddress!, status.count) }
-        let first = try await packets.next()
+        let first = await packets.next()
         XCTAssertEqual(first?.h4Bytes, complete)
-        let second = try await packets.next()
+        let second = await packets.next()
         XCTAssertEqual(second?.h4Bytes, status)
-        await transport.close()
+        transport.close()
     }
 }

@@ -1,3 +1,4 @@
+import BLEHost
 import Foundation
 import MetaWear
 import Sensors
@@ -172,7 +173,14 @@ final class FakeMetaWear: @unchecked Sendable {
     final class Link: MetaWearLink, @unchecked Sendable {
         private unowned let board: FakeMetaWear
         private let lock = NSLock()
-        private var sink: AsyncStream<[UInt8]>.Continuation?
+        private var sink: Sink?
+        /// The board runs here; notifications are delivered on it, in order, as the real host does.
+        let loop = DataPlaneLoop.shared
+
+        struct Sink {
+            let receive: @Sendable (ArraySlice<UInt8>) -> Void
+            let ended: @Sendable () -> Void
+        }
         private var gone: String?
         private var goneWaiters: [CheckedContinuation<String, Never>] = []
 
@@ -181,11 +189,10 @@ final class FakeMetaWear: @unchecked Sendable {
         /// The CCCD is on and the link is up.
         var notificationsEnabled: Bool { lock.withLock { sink != nil && gone == nil } }
 
-        func enableNotifications() async throws -> AsyncStream<[UInt8]> {
-            let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self)
-            let isGone = lock.withLock { sink = continuation; return gone != nil }
-            if isGone { continuation.finish() }
-            return stream
+        func enableNotifications(receive: @escaping @Sendable (ArraySlice<UInt8>) -> Void,
+                                 ended: @escaping @Sendable () -> Void) async throws {
+            let isGone = lock.withLock { sink = Sink(receive: receive, ended: ended); return gone != nil }
+            if isGone { throw Closed() }
         }
 
         func readString(_ characteristicUUID: String) async throws -> String? {
@@ -222,12 +229,12 @@ final class FakeMetaWear: @unchecked Sendable {
         }
 
         fileprivate func deliver(_ bytes: [UInt8]) {
-            let sink = lock.withLock { gone == nil ? self.sink : nil }
-            sink?.yield(bytes)
+            guard let sink = lock.withLock({ gone == nil ? self.sink : nil }) else { return }
+            loop.execute { sink.receive(bytes[...]) }
         }
 
         fileprivate func drop(reason: String) {
-            let taken: ([CheckedContinuation<String, Never>], AsyncStream<[UInt8]>.Continuation?)? = lock.withLock {
+            let taken: ([CheckedContinuation<String, Never>], Sink?)? = lock.withLock {
                 guard gone == nil else { return nil }
                 gone = reason
                 let result = (goneWaiters, sink)
@@ -235,7 +242,7 @@ final class FakeMetaWear: @unchecked Sendable {
                 return result
             }
             guard let (waiters, sink) = taken else { return }
-            sink?.finish()
+            if let sink { loop.execute { sink.ended() } }
             for waiter in waiters { waiter.resume(returning: reason) }
         }
     }

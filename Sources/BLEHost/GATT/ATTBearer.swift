@@ -6,10 +6,11 @@ import Synchronization
 ///
 /// Design overview: the host's dispatch calls ``receive(_:)`` synchronously for every ATT PDU
 /// from the peer, in order, with no actor hop, because notifications arrive thousands of times
-/// a second. State is behind one `Mutex`: the single outstanding request (ATT allows one per
-/// bearer, 3.3.2; ``GATTClient`` queues callers before they get here), the notification
-/// streams by value handle, and whether the link is down. ``close(reason:)`` fails the request
-/// and finishes every stream, so nothing waits on a dead link.
+/// a second: each notification's value is handed to its subscribers right there, as a slice
+/// of the received frame. State is behind one `Mutex`: the single outstanding request (ATT
+/// allows one per bearer, 3.3.2; ``GATTClient`` queues callers before they get here), the
+/// notification subscribers by value handle, and whether the link is down. ``close()`` fails
+/// the request and ends every subscription, so nothing waits on a dead link.
 ///
 /// After a request timeout the spec (3.3.3) forbids further requests on the bearer: later
 /// requests fail at once with the same timeout until the link is reconnected.
@@ -28,7 +29,7 @@ final class ATTBearer: Sendable {
     private struct State {
         var pending: Pending?
         var nextID: UInt64 = 0
-        var subscribers: [UInt16: [UInt64: AsyncStream<[UInt8]>.Continuation]] = [:]
+        var subscribers: [UInt16: [UInt64: NotificationSubscriber]] = [:]
         var nextSubscriberID: UInt64 = 0
         var closed = false
         var timedOut: (request: String, after: Duration)?
@@ -153,26 +154,26 @@ final class ATTBearer: Sendable {
         return true
     }
 
-    /// A stream of the values notified or indicated on `handle`; finishes on ``close(reason:)``.
-    func notifications(handle: UInt16) -> AsyncStream<[UInt8]> {
-        let (stream, continuation) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .unbounded)
+    /// Hands the values notified or indicated on `handle` to `subscriber`, on the host's thread,
+    /// until ``close()`` (which calls its `ended`). Returns an id for ``unsubscribe(_:handle:)``.
+    ///
+    /// - throws: ``GATTError/disconnected(request:)`` when the link is already down.
+    func subscribe(handle: UInt16, _ subscriber: NotificationSubscriber) throws(GATTError) -> UInt64 {
         let registered = state.withLock { state -> UInt64? in
             guard !state.closed else { return nil }
             state.nextSubscriberID += 1
-            state.subscribers[handle, default: [:]][state.nextSubscriberID] = continuation
+            state.subscribers[handle, default: [:]][state.nextSubscriberID] = subscriber
             return state.nextSubscriberID
         }
-        guard let id = registered else {
-            continuation.finish()
-            return stream
+        guard let registered else { throw .disconnected(request: "subscribe to 0x\(String(handle, radix: 16))") }
+        return registered
+    }
+
+    func unsubscribe(_ id: UInt64, handle: UInt16) {
+        state.withLock { state in
+            state.subscribers[handle]?[id] = nil
+            if state.subscribers[handle]?.isEmpty == true { state.subscribers[handle] = nil }
         }
-        continuation.onTermination = { [weak self] _ in
-            self?.state.withLock { state in
-                state.subscribers[handle]?[id] = nil
-                if state.subscribers[handle]?.isEmpty == true { state.subscribers[handle] = nil }
-            }
-        }
-        return stream
     }
 
     /// Handles one ATT PDU from the peer. Called by the host's dispatch, in order.
@@ -190,12 +191,13 @@ final class ATTBearer: Sendable {
             }
             let start = bytes.startIndex
             let handle = UInt16(bytes[start + 1]) | UInt16(bytes[start + 2]) << 8
-            let value = Array(bytes[(start + 3)...])
-            state.withLock { state in
+            let subscribers = state.withLock { state in
                 state.notifications += 1
-                if let subscribers = state.subscribers[handle] {
-                    for continuation in subscribers.values { continuation.yield(value) }
-                }
+                return state.subscribers[handle]
+            }
+            if let subscribers {
+                let value = bytes[(start + 3)...]
+                for subscriber in subscribers.values { subscriber.value(value) }
             }
             return opcode == .handleValueIndication ? .confirm : .none
         }
@@ -229,8 +231,15 @@ final class ATTBearer: Sendable {
             return (state.pending, state.subscribers)
         }
         if let pending { settle(id: pending.id, .failure(GATTError.disconnected(request: pending.request))) }
-        for group in subscribers.values { for continuation in group.values { continuation.finish() } }
+        for group in subscribers.values { for subscriber in group.values { subscriber.ended() } }
     }
+}
+
+/// Who receives a characteristic's notifications: `value` for each, on the host's thread (the
+/// slice is valid for the call only), and `ended` once when the link goes down.
+struct NotificationSubscriber: Sendable {
+    let value: @Sendable (ArraySlice<UInt8>) -> Void
+    let ended: @Sendable () -> Void
 }
 
 extension ATTOpcode {

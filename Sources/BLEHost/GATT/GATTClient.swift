@@ -231,12 +231,14 @@ public actor GATTClient {
         guard case let .unknown(opcode, _) = response, opcode == .executeWriteResponse else { throw unexpected(response, name) }
     }
 
-    /// Writes the characteristic's CCCD (0x0001 notifications, 0x0002 indications) and returns
-    /// the stream of its values. The stream is registered before the CCCD write, so no value
-    /// is missed; it finishes when the link goes down. Indications are confirmed by the host.
-    /// The stream buffers without limit (a sample is never dropped here): a consumer that falls
-    /// behind for long grows memory, so consume it promptly and hand work off elsewhere.
-    public func subscribe(_ characteristic: GATTCharacteristic, indications: Bool = false) async throws -> AsyncStream<[UInt8]> {
+    /// Writes the characteristic's CCCD (0x0001 notifications, 0x0002 indications) and hands
+    /// each value to `receive`, synchronously on the host's ``DataPlaneLoop`` as the frame is
+    /// read (the slice is valid during the call only); `ended` is called once when the link goes
+    /// down. The subscription is registered before the CCCD write, so no value is missed.
+    /// Indications are confirmed by the host. `receive` runs on the data path: it must not block.
+    public func subscribe(_ characteristic: GATTCharacteristic, indications: Bool = false,
+                          receive: @escaping @Sendable (ArraySlice<UInt8>) -> Void,
+                          ended: @escaping @Sendable () -> Void) async throws {
         let needed: GATTCharacteristicProperties = indications ? .indicate : .notify
         guard characteristic.properties.contains(needed) else {
             throw GATTError.notSupported("characteristic \(characteristic.uuid) (0x\(String(characteristic.valueHandle, radix: 16))) does not support \(indications ? "indications" : "notifications")")
@@ -245,8 +247,23 @@ public actor GATTClient {
         guard let cccd = descriptors.first(where: { $0.uuid == GATTDescriptor.clientCharacteristicConfigurationUUID }) else {
             throw GATTError.notSupported("characteristic \(characteristic.uuid) has no Client Characteristic Configuration descriptor")
         }
-        let stream = bearer.notifications(handle: characteristic.valueHandle)
-        try await writeValue(handle: cccd.handle, indications ? [0x02, 0x00] : [0x01, 0x00], withResponse: true)
+        let handle = characteristic.valueHandle
+        let id = try bearer.subscribe(handle: handle, NotificationSubscriber(value: receive, ended: ended))
+        do {
+            try await writeValue(handle: cccd.handle, indications ? [0x02, 0x00] : [0x01, 0x00], withResponse: true)
+        } catch {
+            bearer.unsubscribe(id, handle: handle)
+            throw error
+        }
+    }
+
+    /// ``subscribe(_:indications:receive:ended:)`` as a stream of copied values that finishes
+    /// when the link goes down, for callers off the data path (tools, tests). It buffers
+    /// without limit: consume it promptly.
+    public func subscribe(_ characteristic: GATTCharacteristic, indications: Bool = false) async throws -> AsyncStream<[UInt8]> {
+        let (stream, continuation) = AsyncStream<[UInt8]>.makeStream(bufferingPolicy: .unbounded)
+        try await subscribe(characteristic, indications: indications,
+                            receive: { continuation.yield(Array($0)) }, ended: { continuation.finish() })
         return stream
     }
 

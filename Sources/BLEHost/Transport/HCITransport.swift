@@ -1,15 +1,18 @@
 import HCI
 
-/// A byte pipe to one HCI controller: H4 packets out, H4 packets in.
+/// A byte pipe to one HCI controller: H4 packets out, H4 packets in, on a ``DataPlaneLoop``.
 ///
-/// One transport per controller and one ``BLEHost`` per transport. Implementations own their
-/// descriptor and reader; ``packets()`` may be called once, and its stream finishes (with an
-/// error when the link failed) when the transport closes.
+/// One transport per controller and one ``BLEHost`` per transport. The host runs on the
+/// transport's ``loop``: packets from the controller are handed to it synchronously on that
+/// thread, and it writes from there too.
 public protocol HCITransport: Sendable {
-    /// Writes one packet (commands and ACL data) to the controller.
-    func send(_ packet: H4Packet) async throws
-    /// Packets from the controller (events and ACL data), in order. Call once.
-    func packets() -> AsyncThrowingStream<H4Packet, any Error>
-    /// Closes the descriptor; the packet stream finishes. Idempotent.
-    func close() async
+    /// The thread that delivers this transport's packets.
+    var loop: DataPlaneLoop { get }
+    /// Starts delivery: `receive` runs on ``loop`` for each packet from the controller, in
+    /// order, and `ended` once when the transport fails or closes. Call once.
+    func start(receive: @escaping @Sendable (H4Packet) -> Void, ended: @escaping @Sendable (TransportError) -> Void)
+    /// Writes one packet (commands and ACL data) to the controller. Call on ``loop``.
+    func send(_ packet: H4Packet) throws(TransportError)
+    /// Closes the transport: `ended` is called (if it was not already). Idempotent.
+    func close()
 }

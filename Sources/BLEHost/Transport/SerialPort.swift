@@ -4,7 +4,7 @@ import Logging
 
 /// H4 over a UART: raw mode, the given baud rate, RTS/CTS hardware flow control.
 enum SerialPort {
-    static func open(path: String, baud: Int32, spec: String, logger: Logger) throws(TransportError) -> any HCITransport {
+    static func open(path: String, baud: Int32, spec: String, loop: DataPlaneLoop, logger: Logger) throws(TransportError) -> any HCITransport {
         let descriptor = Glibc.open(path, O_RDWR | O_NOCTTY | O_CLOEXEC)
         guard descriptor >= 0 else {
             let code = errno
@@ -29,6 +29,6 @@ enum SerialPort {
                                  hint: code == ENOTTY ? "\(path) is not a serial device" : nil)
         }
         logger.info("H4 serial transport open", metadata: ["subsystem": "ble", "transport": "\(spec)", "baud": "\(baud)"])
-        return try FileDescriptorTransport(descriptor: descriptor, name: spec, logger: logger)
+        return FileDescriptorTransport(descriptor: descriptor, name: spec, loop: loop, logger: logger)
     }
 }

@@ -3,7 +3,7 @@ import Logging
 
 /// H4 over TCP, with `TCP_NODELAY` so small commands are not held back by Nagle's algorithm.
 enum TCPConnector {
-    static func open(host: String, port: UInt16, spec: String, logger: Logger) throws(TransportError) -> any HCITransport {
+    static func open(host: String, port: UInt16, spec: String, loop: DataPlaneLoop, logger: Logger) throws(TransportError) -> any HCITransport {
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         hints.ai_family = AF_UNSPEC
@@ -26,7 +26,7 @@ enum TCPConnector {
                 var one: Int32 = 1
                 setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
                 logger.info("H4/TCP transport connected", metadata: ["subsystem": "ble", "transport": "\(spec)"])
-                return try FileDescriptorTransport(descriptor: descriptor, name: spec, logger: logger)
+                return FileDescriptorTransport(descriptor: descriptor, name: spec, loop: loop, logger: logger)
             }
             lastError = errno
             close(descriptor)

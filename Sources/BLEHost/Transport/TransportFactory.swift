@@ -9,15 +9,17 @@ public enum TransportFactory {
     /// - `tcp:HOST:PORT`: H4 over TCP (an emulator such as bumble, or a network bridge);
     /// - `serial:/dev/X:BAUD`: H4 over a UART with RTS/CTS flow control.
     ///
+    /// Its packets are read and handled on `loop`.
+    ///
     /// - throws: ``TransportError`` naming the failed call, `errno` and what to do.
-    public static func open(_ spec: String, logger: Logger) async throws -> any HCITransport {
+    public static func open(_ spec: String, loop: DataPlaneLoop = .shared, logger: Logger) async throws -> any HCITransport {
         let parts = spec.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2 else { throw invalid(spec) }
         let rest = String(parts[1])
         switch parts[0] {
         case "hci":
             guard let index = UInt16(rest) else { throw invalid(spec) }
-            return try UserChannel.open(adapter: index, spec: spec, logger: logger)
+            return try UserChannel.open(adapter: index, spec: spec, loop: loop, logger: logger)
         case "tcp":
             guard let colon = rest.lastIndex(of: ":"), let port = UInt16(rest[rest.index(after: colon)...]) else {
                 throw invalid(spec)
@@ -25,12 +27,12 @@ public enum TransportFactory {
             var host = String(rest[..<colon])
             if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
             guard !host.isEmpty else { throw invalid(spec) }
-            return try TCPConnector.open(host: host, port: port, spec: spec, logger: logger)
+            return try TCPConnector.open(host: host, port: port, spec: spec, loop: loop, logger: logger)
         case "serial":
             guard let colon = rest.lastIndex(of: ":"), let baud = Int32(rest[rest.index(after: colon)...]) else {
                 throw invalid(spec)
             }
-            return try SerialPort.open(path: String(rest[..<colon]), baud: baud, spec: spec, logger: logger)
+            return try SerialPort.open(path: String(rest[..<colon]), baud: baud, spec: spec, loop: loop, logger: logger)
         default:
             throw invalid(spec)
         }

@@ -4,7 +4,7 @@ import Logging
 
 /// The Linux HCI user channel: exclusive raw access to one adapter, bypassing BlueZ.
 enum UserChannel {
-    static func open(adapter: UInt16, spec: String, logger: Logger) throws(TransportError) -> any HCITransport {
+    static func open(adapter: UInt16, spec: String, loop: DataPlaneLoop, logger: Logger) throws(TransportError) -> any HCITransport {
         var code: Int32 = 0
         var step: UnsafePointer<CChar>?
         let descriptor = chci_open_user_channel(adapter, &code, &step)
@@ -14,7 +14,7 @@ enum UserChannel {
                                  hint: hint(errno: code, adapter: adapter))
         }
         logger.info("HCI user channel open", metadata: ["subsystem": "ble", "transport": "\(spec)"])
-        return try FileDescriptorTransport(descriptor: descriptor, name: spec, logger: logger)
+        return FileDescriptorTransport(descriptor: descriptor, name: spec, loop: loop, logger: logger)
     }
 
     /// What a person can do about a failed `socket` or `bind` on the user channel.

@@ -1,0 +1,190 @@
+import CHCISocket
+import Glibc
+import Synchronization
+
+/// The data plane's thread: it reads the HCI transports' descriptors and runs, as a serial
+/// executor, every actor on the path of a notification (the BLE host, the MetaWear boards and
+/// their supervisors).
+///
+/// Why one thread that is both the reader and the executor: a notification is framed,
+/// reassembled, parsed, decoded, timestamped and gap-checked by synchronous calls on the thread
+/// that read it (`assumeIsolated` into each actor), with no task hop, no thread wake-up and no
+/// queue in between. Control work on the same actors (connects, GATT requests, timers) arrives
+/// as ordinary jobs on the same thread, so packet handling and control never race, and
+/// awaiting one of these actors from another is a switch on the same thread, not a wake-up.
+/// A swift-nio event loop is built the same way; NIO's bootstraps do not take the Bluetooth
+/// socket or a tty, so this is the smallest loop that does.
+///
+/// Nothing run here may block for long: SQLite commits and MQTT happen elsewhere, and the
+/// capture engine takes samples in batches (``Capture/CaptureFeed``).
+public final class DataPlaneLoop: SerialExecutor, Sendable {
+    /// The process's data plane. The gateway has one controller at a time; tests share it too.
+    public static let shared = DataPlaneLoop()
+
+    /// Called on the loop's thread when a registered descriptor is readable (or hung up).
+    public typealias ReadableHandler = @Sendable () -> Void
+
+    private enum Work {
+        case job(UnownedJob)
+        case closure(@Sendable () -> Void)
+    }
+
+    private struct Registration {
+        var descriptor: Int32
+        var handler: ReadableHandler
+    }
+
+    private struct State {
+        var queue: [Work] = []
+        var sleeping = false
+        var registrations: [UInt64: Registration] = [:]
+        var nextRegistration: UInt64 = 0
+        /// Bumped on every change of `registrations`, so the thread rebuilds its poll set.
+        var generation: UInt64 = 0
+    }
+
+    private let state = Mutex(State())
+    private let wakeRead: Int32
+    private let wakeWrite: Int32
+    private let thread = Atomic<UInt>(0)
+
+    /// Starts the loop's thread; it runs for the life of the process.
+    public init() {
+        var fds: [Int32] = [-1, -1]
+        let piped = chci_pipe(&fds)
+        precondition(piped == 0, "the data plane cannot start without a wake-up pipe (errno \(errno))")
+        wakeRead = fds[0]
+        wakeWrite = fds[1]
+        let started = LoopThread.start { [self] in self.run() }
+        precondition(started, "the data plane's thread could not be created")
+    }
+
+    // MARK: - Executor
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        submit(.job(UnownedJob(job)))
+    }
+
+    public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: self)
+    }
+
+    public func checkIsolated() {
+        precondition(inLoop, "not on the data plane's thread")
+    }
+
+    public func isIsolatingCurrentContext() -> Bool? { inLoop }
+
+    /// Whether the caller runs on the loop's thread.
+    public var inLoop: Bool { pthread_self() == thread.load(ordering: .relaxed) }
+
+    /// Runs `body` on the loop's thread, after the work queued before it.
+    public func execute(_ body: @escaping @Sendable () -> Void) {
+        submit(.closure(body))
+    }
+
+    private func submit(_ work: Work) {
+        let wake = state.withLock { state -> Bool in
+            state.queue.append(work)
+            defer { state.sleeping = false }
+            return state.sleeping
+        }
+        if wake {
+            var byte: UInt8 = 1
+            _ = Glibc.write(wakeWrite, &byte, 1)
+        }
+    }
+
+    // MARK: - Descriptors
+
+    /// Calls `handler` on the loop's thread whenever `descriptor` is readable, until
+    /// ``unregister(_:)``. The handler reads what is there; the descriptor stays the caller's.
+    public func register(_ descriptor: Int32, handler: @escaping ReadableHandler) -> UInt64 {
+        let id = state.withLock { state -> UInt64 in
+            state.nextRegistration += 1
+            state.registrations[state.nextRegistration] = Registration(descriptor: descriptor, handler: handler)
+            state.generation += 1
+            return state.nextRegistration
+        }
+        execute {}  // wakes a sleeping poll so that it includes the descriptor
+        return id
+    }
+
+    /// Stops watching a descriptor. On the loop's thread, no handler of it runs after this
+    /// returns; from elsewhere, one already running may finish.
+    public func unregister(_ id: UInt64) {
+        state.withLock { state in
+            if state.registrations.removeValue(forKey: id) != nil { state.generation += 1 }
+        }
+        execute {}
+    }
+
+    // MARK: - The thread
+
+    private func run() {
+        thread.store(pthread_self(), ordering: .relaxed)
+        var generation = UInt64.max
+        var watched: [(id: UInt64, handler: ReadableHandler)] = []
+        var fds: [pollfd] = []
+        var drain = [UInt8](repeating: 0, count: 64)
+        while true {
+            let (work, current) = state.withLock { state -> ([Work], UInt64) in
+                let work = state.queue
+                if work.isEmpty {
+                    state.sleeping = true
+                } else {
+                    state.queue.removeAll(keepingCapacity: true)
+                }
+                return (work, state.generation)
+            }
+            if current != generation {
+                generation = current
+                let registrations = state.withLock { $0.registrations }
+                watched = registrations.sorted { $0.key < $1.key }.map { ($0.key, $0.value.handler) }
+                fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+                    + registrations.sorted { $0.key < $1.key }.map { pollfd(fd: $0.value.descriptor, events: Int16(POLLIN), revents: 0) }
+            }
+            let ready = poll(&fds, nfds_t(fds.count), work.isEmpty ? -1 : 0)
+            if work.isEmpty { state.withLock { $0.sleeping = false } }
+            if ready > 0 {
+                if fds[0].revents != 0 { _ = Glibc.read(wakeRead, &drain, drain.count) }
+                for index in 1..<fds.count where fds[index].revents != 0 {
+                    let id = watched[index - 1].id
+                    // A handler may unregister others (a transport closing): skip those.
+                    guard state.withLock({ $0.registrations[id] != nil }) else { continue }
+                    watched[index - 1].handler()
+                }
+            }
+            for item in work {
+                switch item {
+                case .job(let job): job.runSynchronously(on: asUnownedSerialExecutor())
+                case .closure(let body): body()
+                }
+            }
+        }
+    }
+}
+
+/// A detached POSIX thread running one closure.
+private enum LoopThread {
+    final class Box {
+        let body: () -> Void
+        init(_ body: @escaping () -> Void) { self.body = body }
+    }
+
+    static func start(_ body: @escaping () -> Void) -> Bool {
+        let box = Unmanaged.passRetained(Box(body))
+        var thread = pthread_t()
+        let result = pthread_create(&thread, nil, { argument in
+            let box = Unmanaged<Box>.fromOpaque(argument!).takeRetainedValue()
+            box.body()
+            return nil
+        }, box.toOpaque())
+        guard result == 0 else {
+            box.release()
+            return false
+        }
+        pthread_detach(thread)
+        return true
+    }
+}

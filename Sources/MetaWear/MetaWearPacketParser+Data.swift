@@ -1,0 +1,48 @@
+extension MetaWearPacketParser {
+    /// The samples of one gyro or accelerometer data notification.
+    public enum DataSamples: Equatable, Sendable {
+        case gyro(RawTriples)
+        case accelerometer(RawTriples)
+    }
+
+    /// Decodes a well-formed gyro or accelerometer data notification (plain or packed) straight
+    /// from the received frame, without copying it: the data path's fast case. Returns nil for
+    /// anything else, malformed data included; ``parse(_:)`` names what is wrong with those.
+    @inlinable
+    public func dataSamples(_ bytes: ArraySlice<UInt8>) -> DataSamples? {
+        let count = bytes.count
+        guard count == 8 || count == 20 else { return nil }
+        let start = bytes.startIndex
+        let module = bytes[start]
+        let register = bytes[start + 1]
+        let data: UInt8?
+        let packed: UInt8?
+        switch module {
+        case MetaWearModuleID.gyro.rawValue:
+            data = gyroRegisters?.data
+            packed = gyroRegisters?.packedData
+        case MetaWearModuleID.accelerometer.rawValue:
+            data = accelerometerRegisters?.data
+            packed = accelerometerRegisters?.packedData
+        default:
+            return nil
+        }
+        let triples: RawTriples
+        if count == 8, register == data {
+            triples = RawTriples(Self.triple(bytes, at: start + 2))
+        } else if count == 20, register == packed {
+            triples = RawTriples(Self.triple(bytes, at: start + 2), Self.triple(bytes, at: start + 8),
+                                 Self.triple(bytes, at: start + 14))
+        } else {
+            return nil
+        }
+        return module == MetaWearModuleID.gyro.rawValue ? .gyro(triples) : .accelerometer(triples)
+    }
+
+    @inlinable @inline(__always)
+    static func triple(_ bytes: ArraySlice<UInt8>, at offset: Int) -> RawTriple {
+        RawTriple(x: Int16(bitPattern: UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8),
+                  y: Int16(bitPattern: UInt16(bytes[offset + 2]) | UInt16(bytes[offset + 3]) << 8),
+                  z: Int16(bitPattern: UInt16(bytes[offset + 4]) | UInt16(bytes[offset + 5]) << 8))
+    }
+}

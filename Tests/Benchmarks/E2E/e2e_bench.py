@@ -1,0 +1,649 @@
+#!/usr/bin/env python3
+"""End-to-end benchmark: emulated MetaWear sensors -> gyrogate (release) -> mosquitto -> subscriber.
+
+    .venv/bin/python Tests/Benchmarks/E2E/e2e_bench.py [--sensors 4] [--odr 100] [--seconds 30]
+        [--gateway PATH] [--skip-reference] [--json OUT] [--check] [--keep-temp]
+
+One run, everything on 127.0.0.1, in a temporary directory that is removed afterwards:
+
+1. a private mosquitto (free port, no persistence, unlimited queue) and an MQTT subscriber
+   (paho, QoS 1) on `realtime_data/#`, `records/#`, `TitanUpUsers/#`;
+2. phase "gyrogate": a fresh Tests/Peers/metawear_peer.py with N sensors, the release gateway
+   with a generated config (`check-config` first), wait until every sensor streams, warm up
+   2 s, then measure S seconds; SIGTERM, wait for the exit, wait until the broker is quiet;
+3. phase "reference": the same against reference_pipeline.py (plain Python: raw-socket central,
+   sqlite3 WAL + synchronous=FULL, commit per second, outbox, paho QoS 1);
+4. a table (and JSON with --json).
+
+Measurements of the process under test (gateway or reference), at the start and end of the
+window: /proc/PID/stat utime+stime; voluntary/nonvoluntary context switches summed over
+/proc/PID/task/*/status (all live threads; /proc/PID/status alone has the main thread's);
+VmHWM, VmRSS, RssAnon from /proc/PID/status. The samples and notifications of the window come
+from the peer's control `status` (`samples_sent`, `notifications_sent`, deltas over all
+sensors). The peer's and the broker's CPU in the window are shown for context (2 cores shared).
+
+Idle RSS: VmRSS polled every 50 ms from the start of the process; the value reported is the
+last one read once the process is initialised (gateway: its admin socket exists; reference: it
+logged `initialised` and pauses 1 s before connecting) while the peer had sent no sample yet
+(sensors at most connecting/initialising; nothing captured). "-" if no such moment was seen. Peak RSS is VmHWM, read up to
+the process's exit (so it includes the shutdown).
+
+Correctness (whole run of a phase): expected = the peer's final `samples_sent` over all sensors;
+delivered = distinct (device, n) in the realtime_data documents received, where n is recovered
+from x = int16(n) (gx * 16.4, unwrapped along each device's stream); y and z are checked
+against the waveform (value mismatches); duplicates = points received more than once;
+gaps = n missing between 0 and the largest n received; tail = samples sent after the last
+delivered one. --check exits 1 if the gateway exits non-zero on SIGTERM, delivered/expected is
+below 0.95, duplicates or value mismatches were seen (gyrogate phase only; no timing limits).
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import math
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+PEER = os.path.join(REPO, "Tests", "Peers", "metawear_peer.py")
+REFERENCE = os.path.join(HERE, "reference_pipeline.py")
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+LSB_PER_DPS = 16.4
+
+try:
+    import paho.mqtt.client as mqtt
+except ImportError:  # pragma: no cover
+    sys.exit("paho-mqtt is missing: .venv/bin/pip install -r Tests/Benchmarks/E2E/requirements.txt")
+
+
+def say(msg: str) -> None:
+    print(f"[e2e {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def int16(v: int) -> int:
+    return ((v + 32768) % 65536) - 32768
+
+
+# -- processes -----------------------------------------------------------------------------
+
+class Processes:
+    """Every child in its own process group; stop() ends the group (TERM, then KILL)."""
+
+    def __init__(self):
+        self.procs: list[subprocess.Popen] = []
+
+    def start(self, argv, **kw) -> subprocess.Popen:
+        p = subprocess.Popen(argv, start_new_session=True, **kw)
+        self.procs.append(p)
+        return p
+
+    @staticmethod
+    def stop(p: subprocess.Popen, timeout: float = 5.0) -> None:
+        if p.poll() is None:
+            try:
+                os.killpg(p.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            try:
+                p.wait(timeout)
+            except subprocess.TimeoutExpired:
+                pass
+        try:  # whatever is left in the group
+            os.killpg(p.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        if p.poll() is None:
+            p.wait(5)
+
+    def stop_all(self) -> None:
+        for p in reversed(self.procs):
+            self.stop(p)
+
+
+def cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime, stime (fields 14, 15)
+
+
+def status_fields(path: str) -> dict:
+    out = {}
+    with open(path) as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            out[key] = value.strip()
+    return out
+
+
+def kb(value: str) -> int:
+    return int(value.split()[0]) if value else 0
+
+
+def proc_sample(pid: int) -> dict:
+    st = status_fields(f"/proc/{pid}/status")
+    vol = nonvol = 0
+    for path in glob.glob(f"/proc/{pid}/task/*/status"):
+        try:
+            t = status_fields(path)
+        except FileNotFoundError:
+            continue
+        vol += int(t.get("voluntary_ctxt_switches", 0))
+        nonvol += int(t.get("nonvoluntary_ctxt_switches", 0))
+    return {"t": time.monotonic(), "cpu": cpu_seconds(pid), "vol": vol, "nonvol": nonvol,
+            "threads": int(st.get("Threads", 0)), "hwm_kb": kb(st.get("VmHWM", "")),
+            "rss_kb": kb(st.get("VmRSS", "")), "anon_kb": kb(st.get("RssAnon", ""))}
+
+
+# -- peer ----------------------------------------------------------------------------------
+
+class Peer:
+    def __init__(self, procs: Processes, sensors: int, tmp: str, tag: str):
+        self.stderr = open(os.path.join(tmp, f"peer-{tag}.log"), "wb")
+        self.proc = procs.start([sys.executable, PEER, "--hci-port", "0", "--control-port", "0",
+                                 "--sensors", str(sensors), "--exit-with-parent"],
+                                stdout=subprocess.PIPE, stderr=self.stderr)
+        ready, _, _ = select.select([self.proc.stdout], [], [], 30)
+        line = self.proc.stdout.readline().decode().split() if ready else []
+        if not line or line[0] != "READY":
+            raise RuntimeError(f"peer did not start (got {line!r})")
+        ports = dict(p.split("=") for p in line[1:])
+        self.hci, self.control_port = int(ports["hci"]), int(ports["control"])
+        self.sock = socket.create_connection(("127.0.0.1", self.control_port), timeout=10)
+        self.file = self.sock.makefile("rwb")
+
+    def call(self, **cmd) -> dict:
+        self.file.write(json.dumps(cmd).encode() + b"\n")
+        self.file.flush()
+        reply = json.loads(self.file.readline())
+        if not reply.get("ok"):
+            raise RuntimeError(f"peer {cmd}: {reply}")
+        return reply
+
+    def sensors(self) -> list[dict]:
+        return self.call(cmd="status")["sensors"]
+
+    def close(self, procs: Processes) -> None:
+        try:
+            self.call(cmd="stop")
+            self.proc.wait(5)
+        except Exception:
+            pass
+        try:
+            self.sock.close()
+        except Exception:
+            pass
+        procs.stop(self.proc)
+        self.stderr.close()
+
+
+def totals(sensors: list[dict]) -> dict:
+    return {"samples": sum(s["samples_sent"] for s in sensors),
+            "notifications": sum(s["notifications_sent"] for s in sensors)}
+
+
+# -- broker and subscriber -------------------------------------------------------------------
+
+def start_broker(procs: Processes, tmp: str) -> tuple[subprocess.Popen, int]:
+    port = free_port()
+    conf = os.path.join(tmp, "mosquitto.conf")
+    with open(conf, "w") as f:
+        f.write(f"listener {port} 127.0.0.1\nallow_anonymous true\nmax_queued_messages 0\n"
+                f"persistence false\nlog_dest file {os.path.join(tmp, 'mosquitto.log')}\n")
+    proc = procs.start(["/usr/sbin/mosquitto", "-c", conf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return proc, port
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("mosquitto did not start")
+            time.sleep(0.05)
+
+
+class Subscriber:
+    TOPICS = ["realtime_data/#", "records/#", "TitanUpUsers/#"]
+
+    def __init__(self, port: int):
+        self.messages: list[tuple[float, str, bytes]] = []
+        self.last = time.monotonic()
+        self.subscribed = threading.Event()
+        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"e2e-sub-{os.getpid()}",
+                                  protocol=mqtt.MQTTv311, clean_session=True)
+        self.client.on_connect = self._connected
+        self.client.on_subscribe = lambda c, u, mid, rcs, p: self.subscribed.set()
+        self.client.on_message = self._message
+        self.client.connect("127.0.0.1", port, keepalive=60)
+        self.client.loop_start()
+        if not self.subscribed.wait(10):
+            raise RuntimeError("subscriber did not subscribe")
+
+    def _connected(self, client, userdata, flags, rc, props):
+        client.subscribe([(t, 1) for t in self.TOPICS])
+
+    def _message(self, client, userdata, msg):
+        self.last = time.monotonic()
+        self.messages.append((self.last, msg.topic, msg.payload))
+
+    def take(self) -> list:
+        out, self.messages = self.messages, []
+        return out
+
+    def wait_quiet(self, quiet: float = 2.0, limit: float = 20.0) -> None:
+        deadline = time.monotonic() + limit
+        start = time.monotonic()
+        while time.monotonic() < deadline:
+            if time.monotonic() - max(self.last, start) >= quiet:
+                return
+            time.sleep(0.1)
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+# -- analysis ------------------------------------------------------------------------------
+
+def analyse(messages: list, peer_sensors: list[dict], odr: int) -> dict:
+    chunks: dict[str, list] = {}  # topic -> [doc, count]
+    records: dict[str, dict] = {}
+    daily = 0
+    bad_json = 0
+    for _t, topic, payload in messages:
+        if topic.startswith("TitanUpUsers/"):
+            daily += 1
+            continue
+        if not payload:
+            continue
+        try:
+            doc = json.loads(payload)
+        except ValueError:
+            bad_json += 1
+            continue
+        if topic.startswith("realtime_data/"):
+            if topic in chunks:
+                chunks[topic][1] += 1
+            else:
+                chunks[topic] = [doc, 1]
+        elif topic.startswith("records/"):
+            records[topic] = doc
+    by_device: dict[str, list] = {}
+    duplicate_docs = duplicate_doc_points = 0
+    for topic, (doc, count) in chunks.items():
+        if doc.get("sensor", "gyro") != "gyro":
+            continue
+        by_device.setdefault(str(doc.get("device"))[:17].upper(), []).append(doc)
+        if count > 1:
+            duplicate_docs += count - 1
+            duplicate_doc_points += (count - 1) * len(doc.get("data", []))
+    sent = {s["address"][:17].upper(): s["samples_sent"] for s in peer_sensors}  # "C4:…:01/P" -> "C4:…:01"
+    points = duplicate_doc_points
+    delivered = duplicates = mismatches = gaps = tail = 0
+    per_device = {}
+    for device, docs in by_device.items():
+        docs.sort(key=lambda d: (d.get("start") or 0, str(d.get("record")), d.get("seq") or 0))
+        seen: set[int] = set()
+        prev_n = prev_x = None
+        dup = mism = 0
+        for doc in docs:
+            for p in doc.get("data", []):
+                points += 1
+                x = int(round(p["gx"] * LSB_PER_DPS))
+                n = x if prev_n is None else prev_n + int16(x - prev_x)
+                prev_n, prev_x = n, x
+                if n in seen:
+                    dup += 1
+                seen.add(n)
+                y = round(10000 * math.sin(2 * math.pi * n / odr))
+                if abs(p["gy"] * LSB_PER_DPS - y) > 1.0 or int(round(p["gz"] * LSB_PER_DPS)) != int16(-n):
+                    mism += 1
+        top = max(seen) + 1 if seen else 0
+        dev_gaps = top - len([n for n in seen if n >= 0])
+        dev_tail = sent.get(device, 0) - top
+        per_device[device] = {"delivered": len(seen), "sent": sent.get(device, 0), "duplicates": dup,
+                              "gaps": dev_gaps, "tail": dev_tail, "mismatches": mism, "chunks": len(docs)}
+        delivered += len(seen)
+        duplicates += dup
+        mismatches += mism
+        gaps += dev_gaps
+        tail += dev_tail
+    for device in sent:
+        if device not in per_device:
+            per_device[device] = {"delivered": 0, "sent": sent[device]}
+            tail += sent[device]
+    expected = sum(sent.values())
+    rec_samples = sum(r.get("samples", 0) for r in records.values())
+    rec_expected = sum(r.get("expected", 0) for r in records.values())
+    rec_gaps = sum(len(r.get("gaps") or []) for r in records.values())
+    return {"expected": expected, "delivered": delivered, "ratio": delivered / expected if expected else 0.0,
+            "points_received": points, "duplicates": duplicates + duplicate_doc_points,
+            "duplicate_documents": duplicate_docs, "gaps": gaps, "tail": tail, "mismatches": mismatches,
+            "chunk_documents": sum(c for _d, c in chunks.values()), "records": len(records),
+            "daily_messages": daily, "bad_json": bad_json, "records_samples": rec_samples,
+            "records_expected": rec_expected, "records_gaps": rec_gaps, "per_device": per_device}
+
+
+def log_summary(path: str, limit: int = 12) -> dict:
+    counts: dict[str, int] = {}
+    interesting: list[str] = []
+    try:
+        with open(path, errors="replace") as f:
+            for line in f:
+                words = line.split()
+                level = next((w for w in words[:4] if w in ("trace", "debug", "info", "notice", "warning",
+                                                             "error", "critical", "WARNING", "ERROR",
+                                                             "CRITICAL", "INFO")), "other")
+                level = level.lower()
+                counts[level] = counts.get(level, 0) + 1
+                if level in ("warning", "error", "critical", "other") and len(interesting) < limit:
+                    interesting.append(line.rstrip()[:300])
+    except FileNotFoundError:
+        pass
+    return {"levels": counts, "lines": interesting}
+
+
+# -- a phase -------------------------------------------------------------------------------
+
+def gateway_config(tmp: str, args, hci: int, mqtt_port: int) -> str:
+    data = os.path.join(tmp, "gw-data")
+    config = {
+        "gatewayId": "e2e-bench",
+        "dataDirectory": data,
+        "timeZone": "UTC",
+        "bluetooth": {"transport": f"tcp:127.0.0.1:{hci}", "maxSensors": args.sensors},
+        "sensors": [{"address": f"C4:BE:84:00:00:{i + 1:02X}", "userId": "bench-user"} for i in range(args.sensors)],
+        "gyro": {"odrHz": args.odr, "rangeDps": 2000},
+        "accelerometer": {"enabled": False},
+        "capture": {"chunkSize": 2000, "commitIntervalMs": 1000},
+        "sessions": {"autoStart": True},
+        "mqtt": {"host": "127.0.0.1", "port": mqtt_port, "clientId": f"e2e-gyrogate-{os.getpid()}-{int(time.time())}"},
+        "admin": {"socketPath": os.path.join(tmp, "admin.sock"), "mode": "0600"},
+    }
+    path = os.path.join(tmp, "gyrogate.json")
+    with open(path, "w") as f:
+        json.dump(config, f, indent=2)
+    check = subprocess.run([args.gateway, "check-config", path], capture_output=True, text=True, timeout=30)
+    if check.returncode != 0:
+        raise RuntimeError(f"check-config failed ({check.returncode}): {check.stdout}{check.stderr}")
+    return path
+
+
+def initialised(name: str, tmp: str, log_path: str) -> bool:
+    """The gateway listens on its admin socket; the reference logged `initialised`."""
+    if name == "gyrogate":
+        return os.path.exists(os.path.join(tmp, "admin.sock"))
+    with open(log_path, "rb") as f:
+        return b"reference: initialised" in f.read()
+
+
+def run_phase(name: str, args, procs: Processes, tmp: str, broker: subprocess.Popen, mqtt_port: int,
+              sub: Subscriber) -> dict:
+    t_phase = time.monotonic()
+    say(f"{name}: starting peer ({args.sensors} sensors)")
+    peer = Peer(procs, args.sensors, tmp, name)
+    log_path = os.path.join(tmp, f"{name}.stderr.log")
+    log_file = open(log_path, "wb")
+    target = None
+    try:
+        sub.take()
+        if name == "gyrogate":
+            config = gateway_config(tmp, args, peer.hci, mqtt_port)
+            argv = [args.gateway, "run", "--config", config]
+        else:
+            argv = [sys.executable, REFERENCE, "--hci-port", str(peer.hci), "--mqtt-port", str(mqtt_port),
+                    "--sensors", str(args.sensors), "--odr", str(args.odr), "--db", os.path.join(tmp, "reference.sqlite"),
+                    "--client-id", f"e2e-reference-{os.getpid()}"]
+        target = procs.start(argv, stdout=log_file, stderr=log_file, cwd=tmp)
+        pid = target.pid
+        say(f"{name}: pid {pid}, waiting for {args.sensors} sensors to stream")
+        # idle RSS: last VmRSS read while the peer had sent no sample; then wait for all streaming
+        idle_kb = None
+        t_start = time.monotonic()
+        deadline = t_start + args.startup_timeout
+        while True:
+            if target.poll() is not None:
+                raise RuntimeError(f"{name} exited with {target.returncode} during startup; see {log_path}")
+            rss = proc_sample(pid)["rss_kb"]
+            ready = initialised(name, tmp, log_path)
+            sensors = peer.sensors()
+            if ready and sum(s["samples_sent"] for s in sensors) == 0:
+                idle_kb = rss
+            if all(s["streaming"] and s["samples_sent"] > 0 for s in sensors):
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{name}: not all sensors streaming after {args.startup_timeout} s: "
+                                   + ", ".join(f"{s['address']} connected={s['connected']} streaming={s['streaming']}"
+                                               for s in sensors))
+            time.sleep(0.05 if idle_kb is None else 0.2)
+        time_to_stream = time.monotonic() - t_start
+        say(f"{name}: all streaming after {time_to_stream:.1f} s; warm-up {args.warmup} s, window {args.seconds} s")
+        time.sleep(args.warmup)
+        p0, s0 = proc_sample(pid), totals(peer.sensors())
+        peer_cpu0, broker_cpu0 = cpu_seconds(peer.proc.pid), cpu_seconds(broker.pid)
+        time.sleep(args.seconds)
+        p1, s1 = proc_sample(pid), totals(peer.sensors())
+        peer_cpu1, broker_cpu1 = cpu_seconds(peer.proc.pid), cpu_seconds(broker.pid)
+        # stop: SIGTERM, follow VmHWM until the exit
+        hwm = p1["hwm_kb"]
+        t_term = time.monotonic()
+        target.send_signal(signal.SIGTERM)
+        while target.poll() is None and time.monotonic() - t_term < args.stop_timeout:
+            try:
+                hwm = max(hwm, proc_sample(pid)["hwm_kb"])
+            except (FileNotFoundError, ProcessLookupError, ValueError):
+                pass
+            time.sleep(0.05)
+        if target.poll() is None:
+            say(f"{name}: no exit {args.stop_timeout} s after SIGTERM, killing")
+            Processes.stop(target)
+            exit_code = None
+        else:
+            exit_code = target.returncode
+        stop_seconds = time.monotonic() - t_term
+        sub.wait_quiet(2.0)
+        final = peer.sensors()
+        messages = sub.take()
+    finally:
+        if target is not None:
+            Processes.stop(target)
+        log_file.close()
+        peer.close(procs)
+    window = p1["t"] - p0["t"]
+    samples = s1["samples"] - s0["samples"]
+    notifications = s1["notifications"] - s0["notifications"]
+    cpu = p1["cpu"] - p0["cpu"]
+    result = {
+        "window_s": window, "samples": samples, "notifications": notifications,
+        "samples_per_s": samples / window, "cpu_s": cpu, "cpu_pct": 100 * cpu / window,
+        "cpu_s_per_M_samples": cpu / (samples / 1e6) if samples else None,
+        "cpu_us_per_notification": 1e6 * cpu / notifications if notifications else None,
+        "vol_ctx_per_s": (p1["vol"] - p0["vol"]) / window, "nonvol_ctx_per_s": (p1["nonvol"] - p0["nonvol"]) / window,
+        "threads": p1["threads"], "idle_rss_mb": idle_kb / 1024 if idle_kb is not None else None,
+        "peak_rss_mb": hwm / 1024, "rss_end_mb": p1["rss_kb"] / 1024, "rss_anon_end_mb": p1["anon_kb"] / 1024,
+        "peer_cpu_pct": 100 * (peer_cpu1 - peer_cpu0) / window, "broker_cpu_pct": 100 * (broker_cpu1 - broker_cpu0) / window,
+        "time_to_stream_s": time_to_stream, "exit_code": exit_code, "stop_s": stop_seconds,
+        "reconnects": sum(max(0, s.get("connections", 1) - 1) for s in final),
+        "delivery": analyse(messages, final, args.odr),
+        "log": log_summary(log_path),
+    }
+    result["phase_s"] = time.monotonic() - t_phase
+    say(f"{name}: done in {result['phase_s']:.1f} s (exit {exit_code})")
+    return result
+
+
+# -- output --------------------------------------------------------------------------------
+
+def fmt(v, spec="{:.2f}") -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, int):
+        return f"{v:,}"
+    return spec.format(v)
+
+
+ROWS = [
+    ("window (s)", "window_s", "{:.1f}"),
+    ("samples in window", "samples", None),
+    ("notifications in window", "notifications", None),
+    ("samples/s", "samples_per_s", "{:.0f}"),
+    ("CPU in window (s)", "cpu_s", "{:.2f}"),
+    ("CPU (% of one core)", "cpu_pct", "{:.1f}"),
+    ("CPU-s per M samples", "cpu_s_per_M_samples", "{:.2f}"),
+    ("CPU-us per notification", "cpu_us_per_notification", "{:.1f}"),
+    ("voluntary ctx switches/s", "vol_ctx_per_s", "{:.0f}"),
+    ("involuntary ctx switches/s", "nonvol_ctx_per_s", "{:.0f}"),
+    ("threads", "threads", None),
+    ("idle RSS (MB)", "idle_rss_mb", "{:.1f}"),
+    ("peak RSS VmHWM (MB)", "peak_rss_mb", "{:.1f}"),
+    ("RSS at window end (MB)", "rss_end_mb", "{:.1f}"),
+    ("RssAnon at window end (MB)", "rss_anon_end_mb", "{:.1f}"),
+    ("peer CPU (%)", "peer_cpu_pct", "{:.1f}"),
+    ("broker CPU (%)", "broker_cpu_pct", "{:.1f}"),
+    ("time to all streaming (s)", "time_to_stream_s", "{:.1f}"),
+    ("exit code after SIGTERM", "exit_code", None),
+    ("SIGTERM to exit (s)", "stop_s", "{:.2f}"),
+    ("sensor reconnects", "reconnects", None),
+    ("expected samples (peer sent)", "delivery.expected", None),
+    ("delivered (distinct)", "delivery.delivered", None),
+    ("delivered/expected", "delivery.ratio", "{:.4f}"),
+    ("duplicates", "delivery.duplicates", None),
+    ("gaps (missing inside)", "delivery.gaps", None),
+    ("tail (sent after last delivered)", "delivery.tail", None),
+    ("value mismatches", "delivery.mismatches", None),
+    ("realtime_data documents", "delivery.chunk_documents", None),
+    ("records documents (distinct)", "delivery.records", None),
+    ("records: samples / expected", None, None),
+    ("phase wall time (s)", "phase_s", "{:.1f}"),
+]
+
+
+def get(d: dict, key: str):
+    for part in key.split("."):
+        d = d.get(part) if isinstance(d, dict) else None
+    return d
+
+
+def table(results: dict) -> str:
+    names = list(results)
+    header = ["metric"] + names + (["ratio gg/ref"] if len(names) == 2 else [])
+    lines = []
+    for label, key, spec in ROWS:
+        row = [label]
+        for n in names:
+            if key is None:
+                dl = results[n]["delivery"]
+                row.append(f"{dl['records_samples']:,} / {dl['records_expected']:,}" if dl["records"] else "-")
+            else:
+                row.append(fmt(get(results[n], key), spec or "{}"))
+        if len(names) == 2:
+            ratio = ""
+            if key in ("cpu_s_per_M_samples", "cpu_us_per_notification", "vol_ctx_per_s", "peak_rss_mb", "idle_rss_mb",
+                       "rss_end_mb", "cpu_pct"):
+                a, b = get(results[names[0]], key), get(results[names[1]], key)
+                ratio = f"{a / b:.2f}" if a is not None and b else "-"
+            row.append(ratio)
+        lines.append(row)
+    widths = [max(len(r[i]) for r in [header] + lines) for i in range(len(header))]
+    out = ["  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths)))]
+    out.append("  ".join("-" * w for w in widths))
+    for r in lines:
+        out.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
+    return "\n".join(out)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--sensors", type=int, default=4, choices=range(1, 9), metavar="1-8")
+    p.add_argument("--odr", type=int, default=100, choices=[25, 50, 100, 200, 400, 800])
+    p.add_argument("--seconds", type=float, default=30.0, help="measurement window per phase")
+    p.add_argument("--warmup", type=float, default=2.0, help="seconds between all streaming and the window")
+    p.add_argument("--gateway", default=os.path.join(REPO, ".build", "release", "gyrogate"))
+    p.add_argument("--skip-reference", action="store_true")
+    p.add_argument("--json", metavar="OUT")
+    p.add_argument("--check", action="store_true", help="exit 1 on a failed correctness check (gyrogate phase)")
+    p.add_argument("--keep-temp", action="store_true", help="keep the temporary directory (logs, stores)")
+    p.add_argument("--startup-timeout", type=float, default=120.0)
+    p.add_argument("--stop-timeout", type=float, default=60.0)
+    args = p.parse_args()
+    if not os.access(args.gateway, os.X_OK):
+        sys.exit(f"no gateway binary at {args.gateway} (swift build -c release --product gyrogate)")
+
+    t_run = time.monotonic()
+    tmp = tempfile.mkdtemp(prefix="gyrogate-e2e-")
+    procs = Processes()
+    sub = None
+    results: dict[str, dict] = {}
+    try:
+        broker, mqtt_port = start_broker(procs, tmp)
+        sub = Subscriber(mqtt_port)
+        say(f"mosquitto on 127.0.0.1:{mqtt_port}, temp {tmp}")
+        results["gyrogate"] = run_phase("gyrogate", args, procs, tmp, broker, mqtt_port, sub)
+        if not args.skip_reference:
+            results["reference"] = run_phase("reference", args, procs, tmp, broker, mqtt_port, sub)
+    finally:
+        if sub is not None:
+            sub.close()
+        procs.stop_all()
+        if args.keep_temp:
+            say(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    total = time.monotonic() - t_run
+    print(f"\ne2e bench: {args.sensors} sensors x {args.odr} Hz gyro "
+          f"({'packed, 3 samples/notification' if args.odr > 100 else 'unpacked'}), window {args.seconds:g} s, "
+          f"gateway {args.gateway}")
+    print(table(results))
+    for name, r in results.items():
+        log = r["log"]
+        print(f"\n{name} log: {json.dumps(log['levels'], sort_keys=True)}")
+        for line in log["lines"]:
+            print(f"  {line}")
+        bad = {d: v for d, v in r["delivery"]["per_device"].items()
+               if v.get("gaps") or v.get("duplicates") or v.get("mismatches") or not v.get("delivered")}
+        if bad:
+            print(f"  devices with findings: {json.dumps(bad)}")
+    print(f"\ntotal wall time {total:.1f} s")
+
+    failures = []
+    g = results.get("gyrogate")
+    if g:
+        if g["exit_code"] != 0:
+            failures.append(f"gateway exit code after SIGTERM {g['exit_code']}")
+        if g["delivery"]["ratio"] < 0.95:
+            failures.append(f"delivered/expected {g['delivery']['ratio']:.4f} < 0.95")
+        if g["delivery"]["duplicates"]:
+            failures.append(f"{g['delivery']['duplicates']} duplicate samples")
+        if g["delivery"]["mismatches"]:
+            failures.append(f"{g['delivery']['mismatches']} samples do not match the waveform")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"sensors": args.sensors, "odr_hz": args.odr, "seconds": args.seconds, "gateway": args.gateway,
+                       "wall_s": total, "phases": results, "check_failures": failures}, f, indent=2)
+    if args.check:
+        print("CHECK " + ("PASSED" if not failures else "FAILED: " + "; ".join(failures)))
+        return 1 if failures else 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
