@@ -30,6 +30,10 @@ if ! .venv/bin/python -c "import bumble" 2>/dev/null; then
     python3 -m venv .venv
     .venv/bin/pip install -q -r Tests/Peers/requirements.txt
 fi
+# The end-to-end benchmark's subscriber and reference pipeline use paho-mqtt.
+if ! .venv/bin/python -c "import paho.mqtt" 2>/dev/null; then
+    .venv/bin/pip install -q -r Tests/Benchmarks/E2E/requirements.txt
+fi
 # The peer tests take their python from here; under CI=true a missing peer fails them.
 export GYROGATE_PEER_PYTHON="$PWD/.venv/bin/python"
 
@@ -44,6 +48,12 @@ echo "== running tests"
 swift test --skip-build --disable-swift-testing 2>&1 | grep -vE "^Test Case '.*' (started|passed)"
 tests=${PIPESTATUS[0]}
 [ "$tests" = 0 ] || exit "$tests"
+
+# The whole gateway as a process: emulated sensors over H4/TCP, a real mosquitto, a subscriber
+# that checks every sample; briefly and for correctness only (no timing limits).
+echo "== end-to-end check: 2 emulated sensors, gateway process, mosquitto, subscriber"
+.venv/bin/python Tests/Benchmarks/E2E/e2e_bench.py --sensors 2 --seconds 5 --skip-reference --check \
+    --gateway .build/debug/gyrogate || exit 1
 
 # The publisher bridges libmosquitto's network thread, the store's reader threads and an actor;
 # ThreadSanitizer checks that bridge (and the store) for data races while its tests run.

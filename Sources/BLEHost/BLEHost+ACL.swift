@@ -44,12 +44,12 @@ extension BLEHost {
     // MARK: - Incoming
 
     func receive(_ packet: ACLPacket) {
-        guard var record = connections[packet.handle] else {
+        // Reassembled in place: a copy of the record would copy the reassembler's buffer.
+        guard let output = connections[packet.handle]?.reassembler.push(packet),
+              let bearer = connections[packet.handle]?.bearer else {
             counters.unknown += 1
             return
         }
-        let output = record.reassembler.push(packet)
-        connections[packet.handle] = record
         if let dropped = output.dropped {
             counters.reassemblyErrors += 1
             logger.debug("ACL reassembly dropped bytes", metadata: ["handle": "\(packet.handle)", "detail": "\(dropped)"])
@@ -64,7 +64,7 @@ extension BLEHost {
         }
         switch frame.channelID {
         case .att:
-            receiveATT(frame.payload, handle: packet.handle, bearer: record.bearer)
+            receiveATT(frame.payload, handle: packet.handle, bearer: bearer)
         case .leSignaling:
             receiveSignal(frame.payload, handle: packet.handle)
         default:

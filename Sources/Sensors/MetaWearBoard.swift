@@ -94,9 +94,13 @@ public actor MetaWearBoard {
         self.logger = logger
         self.now = now
         self.onEvent = onEvent
+        loop = link.loop
     }
 
-    public nonisolated var unownedExecutor: UnownedSerialExecutor { link.loop.asUnownedSerialExecutor() }
+    /// The link's loop, kept here: the executor is looked up on every notification.
+    private nonisolated let loop: DataPlaneLoop
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
 
     // MARK: - Initialisation
 

@@ -37,17 +37,22 @@ public protocol MetaWearConnector: Sendable {
 /// wall clock, so that a wall-clock step (NTP) cannot reorder samples.
 public struct HostClock: Sendable {
     private let wallAtStart: Double
-    private let start: ContinuousClock.Instant
+    /// Whole seconds of CLOCK_MONOTONIC at the anchor (its fraction is folded into `wallAtStart`).
+    private let monotonicAtStart: Double
 
     public init() {
-        wallAtStart = HostClock.wallSeconds()
-        start = .now
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        wallAtStart = HostClock.wallSeconds() - Double(spec.tv_nsec) * 1e-9
+        monotonicAtStart = Double(spec.tv_sec)
     }
 
     public func now() -> Double {
-        let elapsed = ContinuousClock.now - start
-        let (seconds, attoseconds) = elapsed.components
-        return wallAtStart + Double(seconds) + Double(attoseconds) * 1e-18
+        // CLOCK_MONOTONIC read directly, without Duration's 128-bit arithmetic
+        // (this runs for every notification).
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return wallAtStart + (Double(spec.tv_sec) - monotonicAtStart) + Double(spec.tv_nsec) * 1e-9
     }
 
     static func wallSeconds() -> Double {

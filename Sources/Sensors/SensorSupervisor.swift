@@ -257,13 +257,12 @@ public actor SensorSupervisor {
     private func handle(_ event: BoardEvent) {
         switch event {
         case .samples(let module, let raw, let arrival):
-            guard var tracker = trackers[module], let plan else { return }  // stale data before any plan: dropped
+            // Pushed in place: a copy of the tracker would copy its buffers on every notification.
+            guard let plan, let batches = trackers[module]?.push(raw, arrival: arrival) else { return }  // stale data before any plan: dropped
             lastDataArrival = arrival
-            let batches = tracker.push(raw, arrival: arrival)
-            trackers[module] = tracker
             let stream = module == .gyro ? plan.gyro : plan.accelerometer
             for batch in batches { enqueue(module, stream, batch) }
-            if module == .gyro { updateCounts(tracker) }
+            if module == .gyro, let tracker = trackers[module] { updateCounts(tracker) }
         case .button(let state):
             guard state.isPressed else { return }
             logger.info("button pressed")
