@@ -53,7 +53,7 @@ tests=${PIPESTATUS[0]}
 # that checks every sample; briefly and for correctness only (no timing limits).
 echo "== end-to-end check: 2 emulated sensors, gateway process, mosquitto, subscriber"
 .venv/bin/python Tests/Benchmarks/E2E/e2e_bench.py --sensors 2 --seconds 5 --skip-reference --check \
-    --gateway .build/debug/gyrogate || exit 1
+    --gateway "$PWD/.build/debug/gyrogate" || exit 1
 
 # The publisher bridges libmosquitto's network thread, the store's reader threads and an actor;
 # ThreadSanitizer checks that bridge (and the store) for data races while its tests run.

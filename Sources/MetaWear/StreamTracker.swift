@@ -90,6 +90,10 @@ public struct StreamTracker: Sendable {
     /// Samples are held for confirmation.
     public var isHolding: Bool { !held.isEmpty }
 
+    /// Samples received and held for confirmation: they are counted in ``receivedSamples`` and
+    /// get their indices (from ``nextIndex`` on, after any gap found before them) when released.
+    public var heldSampleCount: Int { held.reduce(0) { $0 + $1.samples.count } }
+
     /// Starts a new board stream after an interruption: the board was stopped at `stopTime` (host
     /// seconds). Samples due between the last stamp and the stop are declared missing with
     /// `reason`. Flush held samples first (``flush()``).

@@ -94,7 +94,20 @@ public actor SensorSupervisor {
         self.loop = loop
     }
 
-    public func status() -> SensorStatus { current }
+    /// The sensor's status; the sample counts are read from the gyro stream's tracker here,
+    /// not kept up to date on every notification.
+    public func status() -> SensorStatus {
+        var status = current
+        if let tracker = trackers[.gyro] {
+            // Held samples are received but have no index yet: counting them as expected keeps
+            // received <= expected while a suspected gap is being confirmed.
+            status.samplesExpected = tracker.nextIndex + Int64(tracker.heldSampleCount)
+            status.samplesReceived = tracker.receivedSamples
+            status.gaps = tracker.gapCount
+            status.missingSamples = tracker.missingSamples
+        }
+        return status
+    }
 
     // MARK: - Lifecycle
 
@@ -262,7 +275,6 @@ public actor SensorSupervisor {
             lastDataArrival = arrival
             let stream = module == .gyro ? plan.gyro : plan.accelerometer
             for batch in batches { enqueue(module, stream, batch) }
-            if module == .gyro, let tracker = trackers[module] { updateCounts(tracker) }
         case .button(let state):
             guard state.isPressed else { return }
             logger.info("button pressed")
@@ -312,15 +324,7 @@ public actor SensorSupervisor {
             trackers[module] = tracker
             let stream = module == .gyro ? plan?.gyro : plan?.accelerometer
             for batch in batches { enqueue(module, stream, batch) }
-            if module == .gyro { updateCounts(tracker) }
         }
-    }
-
-    private func updateCounts(_ tracker: StreamTracker) {
-        current.samplesExpected = tracker.nextIndex
-        current.samplesReceived = tracker.receivedSamples
-        current.gaps = tracker.gapCount
-        current.missingSamples = tracker.missingSamples
     }
 
     private func record(_ battery: Settings.BatteryState) {
