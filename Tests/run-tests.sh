@@ -54,6 +54,10 @@ tests=${PIPESTATUS[0]}
 echo "== end-to-end check: 2 emulated sensors, gateway process, mosquitto, subscriber"
 .venv/bin/python Tests/Benchmarks/E2E/e2e_bench.py --sensors 2 --seconds 5 --skip-reference --check \
     --gateway "$PWD/.build/debug/gyrogate" || exit 1
+# The README's demo command, headless: deploy/demo.sh with the shipped config (two emulated
+# sensors) on free ports; a subscriber checks the documents and `gyrogate status` the sensors.
+echo "== the demo (deploy/demo.sh), headless"
+.venv/bin/python Tests/Deploy/demo_test.py --binary "$PWD/.build/debug/gyrogate" || exit 1
 
 # The publisher bridges libmosquitto's network thread, the store's reader threads and an actor;
 # ThreadSanitizer checks that bridge (and the store) for data races while its tests run.
