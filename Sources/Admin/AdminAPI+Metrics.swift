@@ -25,6 +25,7 @@ extension AdminAPI {
         text.add("chunks_closed_total", .counter, "Chunks closed into documents.", counters.chunksClosed)
         text.add("sessions_started_total", .counter, "Sessions started.", counters.sessionsStarted)
         text.add("sessions_closed_total", .counter, "Sessions closed.", counters.sessionsClosed)
+        text.add("sessions_withdrawn_total", .counter, "Sessions found open after a crash without a sample, and withdrawn.", counters.sessionsWithdrawn)
         text.add("sessions_open", .gauge, "Sessions open now.", open.count)
         text.add("outbox_depth", .gauge, "Outbox rows not yet acknowledged by the broker.", outbox.depth)
         text.add("outbox_bytes", .gauge, "Payload bytes in the outbox.", outbox.bytes)

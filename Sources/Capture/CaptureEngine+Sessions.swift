@@ -25,9 +25,30 @@ extension CaptureEngine {
 
     /// Closes a sensor's session: its partial chunks become documents, `end` is `atMs` or the
     /// last sample, and the user's medals are re-evaluated.
+    ///
+    /// With `withdrawIfEmpty`, a session that never stored a sample nor expected one is withdrawn
+    /// instead: its row is deleted and its `records` and `DailySessions` documents are cleared
+    /// downstream with zero-byte retained publishes. ``recover()`` does this for sessions a crash
+    /// left open before their first samples were committed, so that no empty session is left
+    /// looking like a real one; a session an operator or a button started and stopped stays.
+    /// The record is returned closed either way.
     @discardableResult
-    public func stopSession(device: String, atMs: Double? = nil, reason: String = "stopped") async throws -> SessionRecord {
+    public func stopSession(device: String, atMs: Double? = nil, reason: String = "stopped",
+                            withdrawIfEmpty: Bool = false) async throws -> SessionRecord {
         guard var session = open.removeValue(forKey: device) else { throw CaptureError.noSessionForDevice(device) }
+        if withdrawIfEmpty, session.record.expected == 0, session.streams.values.allSatisfy({ $0.samples.isEmpty }),
+           session.record.chunkIds.isEmpty, session.record.accelChunkIds.isEmpty {
+            session.record.endMs = atMs ?? session.record.startMs
+            session.record.isOpen = false
+            pending.deletions.append(try DocumentPaths.record(session.record.id))
+            pending.deletions.append(try DocumentPaths.dailySession(userId: session.record.userId, sessionId: session.record.id))
+            pending.deletedSessionIds.append(session.record.id)
+            counters.sessionsWithdrawn += 1
+            logger.info("session withdrawn: it stored no sample", metadata: ["subsystem": "capture", "session": "\(session.record.id)",
+                                                                           "reason": "\(reason)"])
+            try await commit()
+            return session.record
+        }
         for stream in SensorStream.allCases {
             guard var state = session.streams[stream] else { continue }
             closeChunk(&state, session: &session)
@@ -90,7 +111,8 @@ extension CaptureEngine {
         try await commit()
     }
 
-    /// Closes the sessions a crash left open, at their last stored sample.
+    /// Closes the sessions a crash left open, at their last stored sample; one that stored no
+    /// sample at all is withdrawn (see ``stopSession(device:atMs:reason:withdrawIfEmpty:)``).
     /// Returns the sessions it closed.
     public func recover() async throws -> [SessionRecord] {
         var closed: [SessionRecord] = []
@@ -108,7 +130,7 @@ extension CaptureEngine {
             }
             open[record.device] = session
             logger.warning("closing a session left open by an earlier run", metadata: ["subsystem": "capture", "session": "\(record.id)"])
-            closed.append(try await stopSession(device: record.device, reason: "recovered after restart"))
+            closed.append(try await stopSession(device: record.device, reason: "recovered after restart", withdrawIfEmpty: true))
         }
         return closed
     }

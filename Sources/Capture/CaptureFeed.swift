@@ -40,11 +40,12 @@ public final class CaptureFeed: Sendable {
 
     public init() {}
 
-    /// Appends `count` samples of one stream, the first with index `firstIndex`; `sample(i)`
-    /// gives the i-th. A run that continues the last one (same stream, next index, no gap)
-    /// extends it in place.
+    /// Appends `count` samples of one stream, the first with index `firstIndex`, which arrived
+    /// at `receivedAt`; `sample(i)` gives the i-th. A run that continues the last one (same
+    /// stream, next index, no gap) extends it in place.
     public func append(sensor: SensorIdentity, stream: SensorStream, odrHz: Double, range: Double, firstIndex: Int64,
-                       gapReason: String?, count: Int, sample: (Int) -> StoredSample) {
+                       gapReason: String?, receivedAt: @autoclosure () -> ContinuousClock.Instant, count: Int,
+                       sample: (Int) -> StoredSample) {
         guard count > 0 else { return }
         state.withLock { state in
             state.samples += count
@@ -61,7 +62,7 @@ public final class CaptureFeed: Sendable {
             for index in 0..<count { samples.append(sample(index)) }
             state.items.append(.samples(SampleRun(sensor: sensor, stream: stream, odrHz: odrHz, range: range,
                                                   firstIndex: firstIndex, samples: samples, gapReason: gapReason,
-                                                  receivedAt: .now)))
+                                                  receivedAt: receivedAt())))
         }
     }
 

@@ -39,6 +39,8 @@ public struct CaptureCounters: Sendable, Equatable, Codable {
     public var chunksClosed: Int64 = 0
     public var sessionsStarted: Int64 = 0
     public var sessionsClosed: Int64 = 0
+    /// Sessions found open after a crash without a single sample, and so withdrawn (see ``CaptureEngine/recover()``).
+    public var sessionsWithdrawn: Int64 = 0
 
     public init() {}
 }

@@ -106,7 +106,10 @@ extension SupervisorSettings {
         let boards = configuration.boards
         self.init(board: BoardOptions(gyro: .init(outputDataRate: gyroRate, range: gyroRange), accelerometer: accelerometer,
                                       ledOnStreamingStart: boards.ledOnStreaming, subscribeButton: boards.buttonStartsSession),
-                  batteryInterval: .seconds(boards.batteryIntervalSeconds), buttonControlsSession: boards.buttonStartsSession)
+                  batteryInterval: .seconds(boards.batteryIntervalSeconds), buttonControlsSession: boards.buttonStartsSession,
+                  // Half the commit interval at most: the first commit of a stream then comes within
+                  // one commit interval of its first sample.
+                  warmUp: min(.milliseconds(500), .milliseconds(configuration.capture.commitIntervalMs) / 2))
     }
 }
 

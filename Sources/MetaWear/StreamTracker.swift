@@ -22,7 +22,8 @@
 //    envelope), which keeps its drift estimate across the gap. Cost: up to `confirmationWindow`
 //    of extra latency after a suspect; a drift not yet learnt by the clock (its first ~10 s,
 //    real boards only: the peer's rate is exact) can be taken for a loss at high rates.
-//    The stream is anchored at its start on the lowest arrival of its first `confirmationWindow`.
+//    The stream is anchored at its start on the lowest arrival of its first `warmUpWindow` (at
+//    most `confirmationWindow`; shorter when samples must reach the store sooner after a start).
 // 2. A board that kept streaming while the link was down: the gateway keeps its stale samples
 //    (see MetaWearBoard) and the outage is a step in their arrival times, found as in 1.
 // 3. Across a reconnect or re-initialisation. The board keeps producing samples until the
@@ -47,6 +48,8 @@ public struct StreamTracker: Sendable {
     public let decoder: SampleDecoder
     /// How long a suspect notification is held for confirmation (arrival time, seconds).
     public var confirmationWindow: Double
+    /// How long the start of a board stream is held to anchor the clock (arrival time, seconds).
+    public var warmUpWindow: Double
 
     /// The index the next sample gets.
     public private(set) var nextIndex: Int64 = 0
@@ -72,14 +75,15 @@ public struct StreamTracker: Sendable {
     private var baseCurrent = Double.infinity
     private var basePrevious = Double.infinity
     private var baseBucketEnd = -Double.infinity
-    /// At the start of a board stream, notifications are held for `confirmationWindow` and the
+    /// At the start of a board stream, notifications are held for `warmUpWindow` and the
     /// clock is anchored on the lowest of them (the first arrival alone may be late by jitter).
     private var warming = true
 
-    public init(odrHz: Double, decoder: SampleDecoder, confirmationWindow: Double = 0.5) {
+    public init(odrHz: Double, decoder: SampleDecoder, confirmationWindow: Double = 0.5, warmUpWindow: Double? = nil) {
         self.odrHz = odrHz
         self.decoder = decoder
         self.confirmationWindow = confirmationWindow
+        self.warmUpWindow = min(warmUpWindow ?? confirmationWindow, confirmationWindow)
         clock = SampleClock(nominalRate: odrHz)
     }
 
@@ -121,7 +125,7 @@ public struct StreamTracker: Sendable {
         var out: [Batch] = []
         if warming {
             held.append((samples, arrival))
-            if arrival - held[0].arrival >= confirmationWindow { finishWarmUp(into: &out) }
+            if arrival - held[0].arrival >= warmUpWindow { finishWarmUp(into: &out) }
         } else if held.isEmpty {
             var trial = clock
             let timing = trial.timestamp(sampleCount: samples.count, arrivalTime: arrival)

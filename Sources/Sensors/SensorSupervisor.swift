@@ -16,11 +16,14 @@ public struct SupervisorSettings: Sendable {
     public var backoff: Backoff
     /// How long a suspected in-connection gap is held for confirmation (see ``StreamTracker``).
     public var gapConfirmation: Duration
+    /// How long the start of each stream is held to anchor its clock (at most `gapConfirmation`);
+    /// nothing reaches the store before it has passed, so it counts towards the crash window.
+    public var warmUp: Duration
 
     public init(board: BoardOptions = BoardOptions(), connectTimeout: Duration = .seconds(10),
                 silenceFloor: Duration = .seconds(1), batteryInterval: Duration = .seconds(300),
                 buttonControlsSession: Bool = false, backoff: Backoff = Backoff(),
-                gapConfirmation: Duration = .milliseconds(500)) {
+                gapConfirmation: Duration = .milliseconds(500), warmUp: Duration = .milliseconds(500)) {
         self.board = board
         self.connectTimeout = connectTimeout
         self.silenceFloor = silenceFloor
@@ -28,6 +31,7 @@ public struct SupervisorSettings: Sendable {
         self.buttonControlsSession = buttonControlsSession
         self.backoff = backoff
         self.gapConfirmation = gapConfirmation
+        self.warmUp = warmUp
     }
 }
 
@@ -300,17 +304,21 @@ public actor SensorSupervisor {
                 trackers[stream.module] = tracker
             } else {
                 trackers[stream.module] = StreamTracker(odrHz: stream.odrHz, decoder: stream.decoder,
-                                                        confirmationWindow: settings.gapConfirmation.seconds)
+                                                        confirmationWindow: settings.gapConfirmation.seconds,
+                                                        warmUpWindow: settings.warmUp.seconds)
             }
         }
         pendingGapReason = nil
     }
 
     private func enqueue(_ module: MetaWearModuleID, _ stream: StreamingPlan.Stream?, _ batch: StreamTracker.Batch) {
-        guard let stream, let last = batch.samples.last else { return }
+        guard let stream, let first = batch.samples.first, let last = batch.samples.last else { return }
         let samples = batch.samples
+        // The commit deadline counts from when the first sample arrived (its stamp is at most
+        // that), not from when the tracker let it go.
         engine.feed.append(sensor: identity, stream: module == .gyro ? .gyro : .accelerometer, odrHz: stream.odrHz,
                            range: stream.range, firstIndex: batch.firstIndex, gapReason: batch.gapReason,
+                           receivedAt: ContinuousClock.now - .seconds(max(0, now() - first.time)),
                            count: samples.count) { index in
             let sample = samples[index]
             return StoredSample(timestampMs: sample.time * 1000, x: Float(sample.x), y: Float(sample.y), z: Float(sample.z))

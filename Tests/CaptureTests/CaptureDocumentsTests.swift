@@ -167,6 +167,34 @@ final class CaptureDocumentsTests: XCTestCase {
         XCTAssertEqual(medals["firstSession"] as? Bool, true, "medals stay earned")
     }
 
+    func testASessionThatStoredNoSampleIsWithdrawnWhenItCloses() async throws {
+        let folder = try TemporaryDirectory()
+        let store = try GyroStore.open(directory: folder.path, logger: testLogger())
+        let crashed = makeEngine(store)
+        let session = try await crashed.startSession(sensor: sensor, atMs: t0)
+        let published = try await store.document(try DocumentPath("records/\(session.id)"))
+        XCTAssertNotNil(published, "an open session is published at its start")
+
+        // The next run finds it open (a crash before any sample was stored) and closes it.
+        let engine = makeEngine(store)
+        let recovered = try await engine.recover()
+        XCTAssertEqual(recovered.map(\.id), [session.id])
+        let row = try await store.session(id: session.id)
+        XCTAssertNil(row, "no empty session is kept")
+        for path in ["records/\(session.id)", "TitanUpUsers/user-1/DailySessions/\(session.id)"] {
+            let document = try await store.document(try DocumentPath(path))
+            XCTAssertNil(document, path)
+        }
+        let outbox = try await store.pendingOutbox(after: 0, limit: 100)
+        let withdrawn = outbox.filter { $0.payload.isEmpty }.map(\.topic)
+        XCTAssertEqual(Set(withdrawn), ["records/\(session.id)", "TitanUpUsers/user-1/DailySessions/\(session.id)"],
+                       "subscribers see the empty session's documents cleared")
+        let counters = await engine.counters
+        XCTAssertEqual(counters.sessionsWithdrawn, 1)
+        let medals = try await store.document(try DocumentPath("TitanUpUsers/user-1/MedalsAndTrophies/current"))
+        XCTAssertNil(medals, "an empty session earns nothing")
+    }
+
     func testASessionLeftOpenByACrashIsClosedAtItsLastStoredSample() async throws {
         let folder = try TemporaryDirectory()
         let store = try GyroStore.open(directory: folder.path, logger: testLogger())
