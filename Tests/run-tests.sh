@@ -54,6 +54,10 @@ tests=${PIPESTATUS[0]}
 echo "== end-to-end check: 2 emulated sensors, gateway process, mosquitto, subscriber"
 .venv/bin/python Tests/Benchmarks/E2E/e2e_bench.py --sensors 2 --seconds 5 --skip-reference --check \
     --gateway "$PWD/.build/debug/gyrogate" || exit 1
+# The crash window at a stream's start: SIGKILL 0.3 s after the first sample loses at most one
+# commit interval of samples.
+echo "== SIGKILL right after a stream starts"
+.venv/bin/python Tests/Reliability/crash_window_test.py --gateway "$PWD/.build/debug/gyrogate" --delays 0.3 --cycles 2 || exit 1
 # The README's demo command, headless: deploy/demo.sh with the shipped config (two emulated
 # sensors) on free ports; a subscriber checks the documents and `gyrogate status` the sensors.
 echo "== the demo (deploy/demo.sh), headless"
