@@ -89,10 +89,19 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // `gyrogate doctor`: checks that a configuration can run on this machine.
+        .target(
+            name: "Doctor",
+            dependencies: [
+                "GatewayConfig", "BLEHost", "MQTTPublisher", "Daemon", "Admin", "GyroStore",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "gyrogate",
             dependencies: [
-                "GatewayConfig", "GyroStore", "Capture", "Daemon", "Admin", "BLEHost", "BluetoothWire",
+                "GatewayConfig", "GyroStore", "Capture", "Daemon", "Admin", "BLEHost", "BluetoothWire", "Doctor",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -152,6 +161,7 @@ let package = Package(
             name: "MQTTPublisherTests",
             dependencies: ["MQTTPublisher", "Capture", "GyroStore", "TestSupport", "CMosquitto", .product(name: "Logging", package: "swift-log")]
         ),
+        .testTarget(name: "DoctorTests", dependencies: ["Doctor", "GatewayConfig", "TestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "GyroStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
     ],
     swiftLanguageModes: [.v6]

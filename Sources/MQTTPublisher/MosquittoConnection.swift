@@ -88,6 +88,19 @@ final class MosquittoConnection: @unchecked Sendable {
 
     /// Credentials, TLS files and the last will. Returns an error for bad TLS files.
     func configure(_ configuration: PublisherConfiguration, will: (topic: String, payload: [UInt8])) -> MQTTError? {
+        if let error = Self.applyCredentials(handle, configuration) { return error }
+        let rc = will.payload.withUnsafeBytes { bytes in
+            mosquitto_will_set(handle, will.topic, Int32(bytes.count), bytes.baseAddress, 1, true)
+        }
+        if rc != Int32(MOSQ_ERR_SUCCESS.rawValue) {
+            return MQTTError(kind: .refused, message: "last will rejected: \(String(cString: mosquitto_strerror(rc)))", code: rc)
+        }
+        return nil
+    }
+
+    /// Sets the user name, password and TLS files of `configuration` on `handle` (shared with
+    /// ``BrokerProbe``). Returns an error for TLS files libmosquitto cannot use.
+    static func applyCredentials(_ handle: OpaquePointer, _ configuration: PublisherConfiguration) -> MQTTError? {
         if let username = configuration.username {
             mosquitto_username_pw_set(handle, username, configuration.password)
         }
@@ -96,12 +109,6 @@ final class MosquittoConnection: @unchecked Sendable {
             if rc != Int32(MOSQ_ERR_SUCCESS.rawValue) {
                 return MQTTError(kind: .tls, message: "TLS files not usable (CA \(tls.caFile)): \(String(cString: mosquitto_strerror(rc)))", code: rc)
             }
-        }
-        let rc = will.payload.withUnsafeBytes { bytes in
-            mosquitto_will_set(handle, will.topic, Int32(bytes.count), bytes.baseAddress, 1, true)
-        }
-        if rc != Int32(MOSQ_ERR_SUCCESS.rawValue) {
-            return MQTTError(kind: .refused, message: "last will rejected: \(String(cString: mosquitto_strerror(rc)))", code: rc)
         }
         return nil
     }
