@@ -163,6 +163,12 @@ let package = Package(
         ),
         .testTarget(name: "DoctorTests", dependencies: ["Doctor", "GatewayConfig", "TestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "GyroStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+        // Home Assistant MQTT discovery against a real mosquitto.
+        .testTarget(
+            name: "HomeAssistantTests",
+            dependencies: ["Daemon", "GatewayConfig", "MQTTPublisher", "GyroStore", "Capture", "Sensors", "TestSupport",
+                           .product(name: "Logging", package: "swift-log")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -52,6 +52,7 @@ public struct GatewayDaemon: Sendable {
                 services: [
                     // First, so it stops last: capture's final documents are committed before it leaves.
                     .init(service: MQTTPublisherService(publisher: publisher)),
+                ] + homeAssistantServices() + [
                     .init(service: CaptureService(engine: capture, logger: logger)),
                     // After capture: graceful shutdown stops the sensors first, then closes sessions.
                     .init(service: SensorService(configuration: configuration, fleet: sensors, controller: controller, logger: logger)),
@@ -82,6 +83,15 @@ extension GatewayDaemon {
         let watchdog = WatchdogService(notifier: notifier, store: store, engine: capture, logger: logger,
                                        stallAfter: .milliseconds(max(10_000, 5 * configuration.capture.commitIntervalMs)))
         return [.init(service: server), .init(service: watchdog)]
+    }
+}
+
+extension GatewayDaemon {
+    /// Home Assistant discovery when enabled, or when an earlier run left entities to remove.
+    func homeAssistantServices() -> [ServiceGroupConfiguration.ServiceConfiguration] {
+        guard HomeAssistantService.isNeeded(configuration) else { return [] }
+        return [.init(service: HomeAssistantService(configuration: configuration, publisher: publisher, store: store, capture: capture,
+                                                    sensors: sensors, logger: logger))]
     }
 }
 

@@ -171,4 +171,26 @@ extension ConfigTreeReader {
             ledOnStreaming: section.bool("ledOnStreaming", default: false),
             batteryIntervalSeconds: section.integer("batteryIntervalSeconds", default: 300, in: 10...86_400, unit: " s"))
     }
+
+    func homeAssistant(_ top: ObjectReader) -> HomeAssistantSettings {
+        guard let section = top.object("homeAssistant", keys: ["enabled", "discoveryPrefix"]) else { return HomeAssistantSettings() }
+        let prefix = section.string("discoveryPrefix", default: HomeAssistantSettings.defaultDiscoveryPrefix) ?? ""
+        if let problem = Self.discoveryPrefixProblem(prefix) { sink.add(section.child("discoveryPrefix"), problem) }
+        return HomeAssistantSettings(enabled: section.bool("enabled", default: false), discoveryPrefix: prefix)
+    }
+
+    /// The prefix is the first levels of every discovery topic: it must name topics, not filters.
+    static func discoveryPrefixProblem(_ prefix: String) -> String? {
+        if prefix.isEmpty { return "must not be empty (Home Assistant's default is \"homeassistant\")" }
+        if let bad = prefix.first(where: { "+#".contains($0) }) {
+            return "\"\(prefix)\" must not contain \"\(bad)\" (MQTT wildcards cannot be part of a topic)"
+        }
+        if prefix.contains(where: { $0 == "\0" || $0.isNewline }) { return "must not contain NUL or line breaks" }
+        if prefix.hasPrefix("/") || prefix.hasSuffix("/") {
+            return "\"\(prefix)\" must not start or end with \"/\" (the gateway adds the separators)"
+        }
+        if prefix.hasPrefix("$") { return "\"\(prefix)\" must not start with \"$\" (reserved by MQTT brokers)" }
+        if prefix.contains("//") { return "\"\(prefix)\" must not contain an empty level (\"//\")" }
+        return nil
+    }
 }

@@ -42,7 +42,8 @@ struct ConfigTreeReader {
     let environment: [String: String]
 
     static let topKeys = ["gatewayId", "dataDirectory", "timeZone", "firstWeekday", "bluetooth", "sensors", "discovery",
-                          "gyro", "accelerometer", "capture", "sessions", "mqtt", "admin", "location", "retention", "boards"]
+                          "gyro", "accelerometer", "capture", "sessions", "mqtt", "admin", "location", "retention", "boards",
+                          "homeAssistant"]
     static let weekdays = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"]
 
     func read(_ root: JSONValue) -> GatewayConfiguration? {
@@ -65,6 +66,7 @@ struct ConfigTreeReader {
             mqtt: mqtt(top, gatewayId: gatewayId), admin: admin(top), location: location(top), retention: retention(top)
         )
         configuration.boards = boards(top)
+        configuration.homeAssistant = homeAssistant(top)
         return configuration
     }
 

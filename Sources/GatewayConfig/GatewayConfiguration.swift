@@ -27,6 +27,25 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var retention: RetentionSettings
     /// What the gateway does with each board besides streaming: button, LED, battery reads.
     public var boards: BoardSettings = BoardSettings()
+    /// Home Assistant MQTT discovery: off unless the optional `homeAssistant` section enables it.
+    public var homeAssistant: HomeAssistantSettings = HomeAssistantSettings()
+}
+
+/// Home Assistant MQTT discovery (`homeAssistant`): when enabled, the gateway publishes
+/// retained discovery documents under `discoveryPrefix` for itself and each configured sensor,
+/// and a state document they read.
+public struct HomeAssistantSettings: Sendable, Equatable {
+    public static let defaultDiscoveryPrefix = "homeassistant"
+    public var enabled: Bool
+    /// Home Assistant's discovery prefix (its MQTT integration's setting, `homeassistant` by
+    /// default). Topics are `<discoveryPrefix>/<component>/<node_id>/<object_id>/config`, not
+    /// under `mqtt.topicPrefix`.
+    public var discoveryPrefix: String
+
+    public init(enabled: Bool = false, discoveryPrefix: String = HomeAssistantSettings.defaultDiscoveryPrefix) {
+        self.enabled = enabled
+        self.discoveryPrefix = discoveryPrefix
+    }
 }
 
 public struct BoardSettings: Sendable, Equatable {

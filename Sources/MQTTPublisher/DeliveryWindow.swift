@@ -38,6 +38,8 @@ final class DeliveryWindow: @unchecked Sendable {
         case outbox(seq: Int64, qos: Int)
         case resync
         case presence
+        /// A message outside the outbox (`publishDirect`), e.g. Home Assistant discovery.
+        case direct
     }
 
     /// What happened to a publish since the last `take()`.
@@ -46,6 +48,7 @@ final class DeliveryWindow: @unchecked Sendable {
         case outbox(seq: Int64, reason: Int32)
         case resync(reason: Int32)
         case presence(mid: Int32)
+        case direct(mid: Int32, reason: Int32)
     }
 
     /// A snapshot for the actor, with the outcomes collected since the previous one.
@@ -210,6 +213,24 @@ final class DeliveryWindow: @unchecked Sendable {
         }
     }
 
+    /// Publishes a QoS 1 message outside the window and the outbox, on `topic` as given (no
+    /// topic prefix, no message expiry: a retained discovery document must not expire); its
+    /// PUBACK is reported as `.direct`. Returns the message id, or nil if libmosquitto refused it.
+    func publishDirect(topic: String, payload: [UInt8], retain: Bool) -> Int32? {
+        locked { state in
+            let properties = MessageProperties.make(v5: v5, gatewayId: gatewayId, path: nil, expiry: nil)
+            defer { MessageProperties.free(properties) }
+            var mid: Int32 = 0
+            let rc = payload.withUnsafeBytes { bytes in
+                v5 ? mosquitto_publish_v5(handle, &mid, topic, Int32(bytes.count), bytes.baseAddress, 1, retain, properties)
+                    : mosquitto_publish(handle, &mid, topic, Int32(bytes.count), bytes.baseAddress, 1, retain)
+            }
+            guard rc == Int32(MOSQ_ERR_SUCCESS.rawValue) else { return nil }
+            state.inFlight[mid] = .direct
+            return mid
+        }
+    }
+
     /// The outcomes since the last call, and the window's current state.
     func take() -> Report {
         locked { state in take(&state) }
@@ -230,6 +251,9 @@ final class DeliveryWindow: @unchecked Sendable {
                 state.windowed -= 1
             case .presence:
                 state.report.outcomes.append(.presence(mid: mid))
+                urgent = true
+            case .direct:
+                state.report.outcomes.append(.direct(mid: mid, reason: reason))
                 urgent = true
             }
             fillFromQueue(&state)

@@ -102,6 +102,8 @@ extension MQTTPublisher {
         connection = nil
         generation += 1
         resetDelivery()
+        // Their PUBACKs will not come on this connection.
+        failDirectPublishes()
     }
 
     /// A new connection starts again from the first unacknowledged row.

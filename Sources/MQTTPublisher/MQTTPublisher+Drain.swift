@@ -48,6 +48,8 @@ extension MQTTPublisher {
                 break
             case let .presence(mid):
                 if case .goingOffline(mid) = phase { phase = .stopped }
+            case let .direct(mid, reason):
+                directCompleted(mid: mid, reason: reason)
             }
         }
         if !refusals.isEmpty { recordRefusals(refusals) }

@@ -62,6 +62,7 @@ extension MQTTPublisher {
         status.state = .stopped
         status.connectedSince = nil
         status.inFlight = 0
+        failDirectPublishes()
         if let connection {
             // Clean DISCONNECT: the broker does not send the will (offline was published above).
             self.connection = nil

@@ -74,6 +74,8 @@ public actor MQTTPublisher {
     var timers: [Task<Void, Never>] = []
     /// Callers of `waitUntilIdle()`, resumed when nothing is left to send.
     var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Callers of `publishDirect` awaiting their PUBACK, by message id on the current connection.
+    var directWaiters: [Int32: CheckedContinuation<Bool, Never>] = [:]
     public internal(set) var status = PublisherStatus()
 
     public init(store: GyroStore, configuration: PublisherConfiguration, logger: Logger) {
