@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(libsqlite3-dev libbluetooth-dev libmosquitto-dev mosquitto mosquitto-clients openssl)
+packages=(libsqlite3-dev libbluetooth-dev libmosquitto-dev mosquitto mosquitto-clients openssl systemd)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -58,6 +58,9 @@ echo "== end-to-end check: 2 emulated sensors, gateway process, mosquitto, subsc
 # commit interval of samples.
 echo "== SIGKILL right after a stream starts"
 .venv/bin/python Tests/Reliability/crash_window_test.py --gateway "$PWD/.build/debug/gyrogate" --delays 0.3 --cycles 2 || exit 1
+# deploy/: install.sh in a throwaway root, the unit under systemd-analyze verify, the mosquitto examples.
+echo "== deploy: install.sh, the systemd unit, the mosquitto examples"
+bash Tests/Deploy/test_install.sh --binary "$PWD/.build/debug/gyrogate" || exit 1
 # The README's demo command, headless: deploy/demo.sh with the shipped config (two emulated
 # sensors) on free ports; a subscriber checks the documents and `gyrogate status` the sensors.
 echo "== the demo (deploy/demo.sh), headless"
