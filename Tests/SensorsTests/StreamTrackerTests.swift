@@ -90,6 +90,23 @@ final class StreamTrackerTests: XCTestCase {
         assertEvenlySpaced(samples, odr: 800)
     }
 
+    /// What the status shows as expected (indices assigned plus samples held unassigned) never
+    /// falls below what was received: not during the warm-up, a stall, nor a confirmed loss.
+    func testReceivedNeverExceedsExpectedWhileSamplesAreHeld() {
+        var tracker = StreamTracker(odrHz: 100, decoder: SampleDecoder(lsbPerUnit: 1), confirmationWindow: 0.3, warmUpWindow: 0.1)
+        var heldSomething = false
+        var arrival = 1000.0
+        for n in 0..<3000 where !(1200..<1207).contains(n) {
+            arrival = max(arrival, 1000 + Double(n) / 100 + 0.002)
+            if n > 2000, n < 2040 { arrival = 1000 + 20.5 }  // a stall, then a burst
+            _ = tracker.push(RawTriples(RawTriple(x: Int16(truncatingIfNeeded: n), y: 0, z: 0)), arrival: arrival)
+            heldSomething = heldSomething || tracker.heldSampleCount > 0
+            XCTAssertLessThanOrEqual(tracker.receivedSamples, tracker.nextIndex + Int64(tracker.heldSampleCount), "after n = \(n)")
+        }
+        XCTAssertTrue(heldSomething, "the run held samples at some point")
+        XCTAssertEqual(tracker.missingSamples, 7)
+    }
+
     func testHostStallThenBurstIsNotAGap() {
         let (tracker, samples, _) = run(odr: 200, count: 4000, stall: (1005.0, 1005.3))
         XCTAssertEqual(tracker.gapCount, 0)
