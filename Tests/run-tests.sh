@@ -66,6 +66,12 @@ bash Tests/Deploy/test_install.sh --binary "$PWD/.build/debug/gyrogate" || exit 
 echo "== the demo (deploy/demo.sh), headless"
 .venv/bin/python Tests/Deploy/demo_test.py --binary "$PWD/.build/debug/gyrogate" || exit 1
 
+# libFuzzer over the parsers that take bytes from outside (H4/HCI, ACL/L2CAP, ATT, MetaWear,
+# the admin request head, the config loader): built with -sanitize=fuzzer,address, a brief run
+# of each from its committed seed corpus. Tests/Fuzz/run.sh --runs 2000000 is the long run.
+echo "== fuzzing the parsers briefly (libFuzzer)"
+bash Tests/Fuzz/run.sh || exit 1
+
 # The publisher bridges libmosquitto's network thread, the store's reader threads and an actor;
 # ThreadSanitizer checks that bridge (and the store) for data races while its tests run.
 echo "== building and running the publisher's and the store's tests under ThreadSanitizer"

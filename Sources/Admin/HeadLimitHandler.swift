@@ -16,6 +16,10 @@ final class HeadLimitHandler: ChannelInboundHandler {
     let maxHead: Int
     private var headBytes = 0
     private var inRequestLine = true
+    /// Whether a byte other than CR or LF has been seen: HTTP parsers skip empty lines before the
+    /// request line, so only a newline after content ends the request line or the head. The
+    /// skipped bytes still count towards both limits.
+    private var sawContent = false
     private var consecutiveNewlines = 0
     private var headDone = false
     private var rejected = false
@@ -35,13 +39,13 @@ final class HeadLimitHandler: ChannelInboundHandler {
         for byte in buffer.readableBytesView {
             headBytes += 1
             if byte == UInt8(ascii: "\n") {
-                consecutiveNewlines += 1
-                if inRequestLine {
+                if sawContent {
+                    consecutiveNewlines += 1
                     inRequestLine = false
-                    // An empty line before the request line is tolerated by HTTP; it still counts.
+                    if consecutiveNewlines == 2 { headDone = true; break }
                 }
-                if consecutiveNewlines == 2 { headDone = true; break }
             } else if byte != UInt8(ascii: "\r") {
+                sawContent = true
                 consecutiveNewlines = 0
             }
             if inRequestLine && headBytes > maxRequestLine {

@@ -41,6 +41,9 @@ final class HostileRequestTests: XCTestCase {
         let cases: [(name: String, raw: String, expected: Set<Int?>)] = [
             ("request line over 8 KiB", "GET /v1/status?x=\(long) HTTP/1.1\r\nHost: x\r\n\r\n", [414]),
             ("headers over 16 KiB", "GET /v1/status HTTP/1.1\r\nHost: x\r\n\(manyHeaders)\r\n", [431]),
+            // Empty lines before the request line (the parser skips them) do not reset the limits.
+            ("request line over 8 KiB after an empty line", "\r\nGET /v1/status?x=\(long) HTTP/1.1\r\nHost: x\r\n\r\n", [414]),
+            ("headers over 16 KiB after two empty lines", "\r\n\r\nGET /v1/status HTTP/1.1\r\nHost: x\r\n\(manyHeaders)\r\n", [431]),
             ("one header over 16 KiB", "GET /v1/status HTTP/1.1\r\nX-Big: \(String(repeating: "c", count: 17_000))\r\n\r\n", [431]),
             ("declared body over 64 KiB", "POST /v1/sessions HTTP/1.1\r\nContent-Length: 70000\r\n\r\n\(String(repeating: "{", count: 70_000))", [413]),
             ("chunked body over 64 KiB", "POST /v1/sessions HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"

@@ -142,15 +142,8 @@ private func checkRejection(_ bytes: [UInt8], limits: (line: Int, head: Int)) {
 
 /// The bytes a head needs at least, as parsed: llhttp drops optional whitespace and accepts bare
 /// LF line ends, so the raw head was at least this long. HeadLimitHandler stops counting at the
-/// LF that ends the head, so that one byte is not held against the limit.
-///
-/// KNOWN FINDING (reported, not fixed here): HeadLimitHandler treats the LF of an empty line
-/// *before* the request line as the end of the request line, and "\r\n\r\n" there as the end
-/// of the head, while llhttp skips such empty lines and parses the request after them: a request
-/// that starts with CRLF escapes the request-line limit, one that starts with CRLF CRLF escapes
-/// both. Those inputs are only checked with GYROGATE_FUZZ_STRICT_HEAD=1, so the CI run stays
-/// green until Sources/Admin/HeadLimitHandler.swift is fixed.
-private let strictHead = getenv("GYROGATE_FUZZ_STRICT_HEAD") != nil
+/// LF that ends the head, so that one byte is not held against the limit. Empty lines before the
+/// request line (which llhttp skips) count towards the limits too.
 
 /// The fewest raw bytes `text` can have come from: NIO decodes each invalid UTF-8 byte as
 /// U+FFFD, three bytes in `utf8`, so each U+FFFD counts as one.
@@ -159,7 +152,6 @@ private func rawLength(_ text: String) -> Int {
 }
 
 private func checkHeadWithinLimits(_ head: HTTPRequestHead, limits: (line: Int, head: Int), request: [UInt8]) {
-    if !strictHead, let first = request.first, first == UInt8(ascii: "\r") || first == UInt8(ascii: "\n") { return }
     let requestLine = rawLength(head.method.rawValue) + 1 + rawLength(head.uri) + 1 + "HTTP/x.y".utf8.count
     let headerLines = head.headers.reduce(0) { $0 + rawLength($1.name) + 1 + rawLength($1.value) + 1 }
     let minimumHead = requestLine + 1 + headerLines
