@@ -22,7 +22,6 @@ import math
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -35,17 +34,8 @@ except ImportError:
     sys.exit("paho-mqtt is missing: .venv/bin/pip install -r Tests/Benchmarks/E2E/requirements.txt")
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-LSB_PER_DPS = 16.4  # the shipped config's 2000 dps range
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def int16(v: int) -> int:
-    return ((v + 32768) % 65536) - 32768
+sys.path.insert(0, os.path.join(REPO, "Tests", "Benchmarks", "E2E"))
+from e2e_bench import LSB_PER_DPS, free_port, int16  # noqa: E402  (2000 dps range, as the shipped config)
 
 
 class Subscriber:
