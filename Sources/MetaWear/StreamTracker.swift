@@ -26,12 +26,15 @@
 //    most `confirmationWindow`; shorter when samples must reach the store sooner after a start).
 // 2. A board that kept streaming while the link was down: the gateway keeps its stale samples
 //    (see MetaWearBoard) and the outage is a step in their arrival times, found as in 1.
-// 3. Across a reconnect or re-initialisation. The board keeps producing samples until the
-//    gateway's reset sequence stops it, so the samples missing are those due between the last
-//    sample received and the stop: m = round((stopTime − lastStamp) / P_nominal), with both times
-//    on the host clock (the stamp carries the smallest transport latency, as the stop does).
-//    The new stream (the board restarts its own count at the start command) continues the index
-//    after them. Error: ±1 sample from the unknown latency.
+// 3. Across a reconnect or re-initialisation (``StreamEnd``). A board that kept streaming on the
+//    new link delivered every sample up to the stop (case 2 found the outage): nothing more is
+//    missing. A board that reset stopped at the reset: the samples due between the last sample
+//    received and the reset are missing, m = floor((resetTime − lastStamp) / P_nominal) (the reset
+//    time from the board's log clock carries the read's latency, as the stamp carries the
+//    smallest transport latency; the tick's 1.46 ms resolution makes it early, never late).
+//    Otherwise the board ran at most until the stop: m = round((stopTime − lastStamp) / P_nominal),
+//    ±1 sample from the unknown latency. The new stream (the board restarts its own count at the
+//    start command) continues the index after them.
 //
 // Indices are Int64 stream indices as the capture engine wants them; stamps are host seconds.
 
@@ -98,13 +101,18 @@ public struct StreamTracker: Sendable {
     /// get their indices (from ``nextIndex`` on, after any gap found before them) when released.
     public var heldSampleCount: Int { held.reduce(0) { $0 + $1.samples.count } }
 
-    /// Starts a new board stream after an interruption: the board was stopped at `stopTime` (host
-    /// seconds). Samples due between the last stamp and the stop are declared missing with
-    /// `reason`. Flush held samples first (``flush()``).
-    public mutating func restart(stopTime: Double, reason: String) {
+    /// Starts a new board stream after an interruption that ended the old one as `end` says: the
+    /// samples the board produced after the last stamp and never delivered are declared missing
+    /// with `reason`. Flush held samples first (``flush()``).
+    public mutating func restart(end: StreamEnd, reason: String) {
         precondition(held.isEmpty, "flush before restarting")
         if let lastStamp {
-            let missing = Self.wholeSamples((stopTime - lastStamp) * odrHz + 0.5)
+            let missing: Int64
+            switch end {
+            case .delivered: missing = 0
+            case .reset(let time): missing = Self.wholeSamples((time - lastStamp) * odrHz)
+            case .stopped(let time): missing = Self.wholeSamples((time - lastStamp) * odrHz + 0.5)
+            }
             if missing > 0 {
                 nextIndex += missing
                 missingSamples += missing

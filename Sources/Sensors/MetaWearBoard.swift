@@ -6,10 +6,10 @@ import MetaWear
 public enum BoardEvent: Sendable {
     /// One notification's samples, raw, with the host arrival time (seconds).
     case samples(MetaWearModuleID, RawTriples, arrival: Double)
-    /// The streams restart after a (re)initialisation: the board's old streams were stopped at
-    /// `stopTime` (host seconds); samples after this event belong to the new streams of `plan`.
-    /// Every stale sample of the old gyro stream was sent before this event.
-    case restarted(StreamingPlan, stopTime: Double)
+    /// The streams restart after a (re)initialisation (what is known of the old ones in
+    /// `restart`); samples after this event belong to the new streams of `plan`. Every stale
+    /// sample of the old gyro stream was sent before this event.
+    case restarted(StreamingPlan, StreamRestart)
     case button(Switch.State)
     case battery(Settings.BatteryState)
 }
@@ -76,6 +76,8 @@ public actor MetaWearBoard {
     private var early: [([UInt8], Double)] = []
     /// Whether stale gyro data (from before the reset) continues the gateway's stream.
     private var staleGyroMatches = false
+    /// Whether such stale data arrived during this initialisation.
+    private var staleGyroDelivered = false
     private var subscribed = false
     private var waiters: [UInt16: Waiter] = [:]
     private var nextWaiterID = 0
@@ -111,6 +113,7 @@ public actor MetaWearBoard {
         // Data kept from a failed attempt on this link stays: it is parsed once discovery succeeds.
         phase = .discovering
         staleGyroMatches = false
+        staleGyroDelivered = false
         streaming = false
         if !subscribed {
             subscribed = true
@@ -145,6 +148,7 @@ public actor MetaWearBoard {
         let kept = early
         early = []
         for (bytes, arrival) in kept { handle(bytes[...], arrival: arrival) }
+        let clock = try await readClock()
         for command in plan.reset { try await link.write(command) }
         let stopTime = now()
         self.stopTime = stopTime
@@ -152,12 +156,23 @@ public actor MetaWearBoard {
         _ = try await request(Gyro.readConfiguration(), answer: MetaWearModuleID.gyro.rawValue, 0x83,
                               what: "gyro configuration read")
         phase = .quiet
-        onEvent(.restarted(plan, stopTime: stopTime))
+        onEvent(.restarted(plan, StreamRestart(stopTime: stopTime, staleDelivered: staleGyroDelivered, clock: clock)))
         logger.info("board initialised", metadata: [
             "subsystem": "sensor", "model": "\(info.model.rawValue)", "firmware": "\(info.firmwareRevision ?? "?")",
             "gyro": "\(info.gyroChip?.rawValue ?? "none")", "packed": "\(plan.gyro.packed)",
         ])
         return info
+    }
+
+    /// Reads the log clock (`0b 84`), on boards with a logging module: its `reset_uid` tells whether
+    /// the board reset since the last reading, its tick when.
+    private func readClock() async throws -> BoardClock? {
+        guard info.isPresent(.logging) else { return nil }
+        let answer = try await request(Logging.readTime(), answer: MetaWearModuleID.logging.rawValue, 0x84,
+                                       what: "log clock read")
+        let read = now()
+        guard case .logTime(let time) = try? parser.parse(answer) else { return nil }
+        return BoardClock(resetUID: time.resetUID, resetTime: read - Double(time.tick) * Logging.tickMilliseconds / 1000)
     }
 
     /// Configures and starts the planned streams, then button, connection interval and LED.
@@ -294,6 +309,7 @@ public actor MetaWearBoard {
     private func gyroData(_ samples: RawTriples, arrival: Double) {
         if phase == .stale {
             guard staleGyroMatches, let plan, plan.gyro.packed == (samples.count == 3) else { return }
+            staleGyroDelivered = true
         } else if phase != .streaming {
             return
         }

@@ -71,6 +71,8 @@ public actor SensorSupervisor {
     /// The streaming watch's timer; `linkWentDown` cancels it.
     private var watchTimer: Task<Void, Never>?
     private var connectedOnce = false
+    /// The board's log clock at the last initialisation: a new `reset_uid` means it reset since.
+    private var boardClock: BoardClock?
     /// Answer timeouts double after a timeout (a board answering slowly), up to 8×; reset on success.
     private var timeoutScale = 1
     /// Data a board sent before a discovery that failed; parsed on the next link.
@@ -288,19 +290,22 @@ public actor SensorSupervisor {
             }
         case .battery(let battery):
             record(battery)
-        case .restarted(let plan, let stopTime):
-            restartStreams(plan, stopTime: stopTime)
+        case .restarted(let plan, let restart):
+            restartStreams(plan, restart)
         }
     }
 
     /// Hands out what the trackers hold, then continues each stream's index after the samples the
-    /// board produced until `stopTime` (or starts new trackers).
-    private func restartStreams(_ plan: StreamingPlan, stopTime: Double) {
+    /// board produced and never delivered (or starts new trackers).
+    private func restartStreams(_ plan: StreamingPlan, _ restart: StreamRestart) {
         flushTrackers()
         self.plan = plan
+        let end = restart.end(previousClock: boardClock)
+        if restart.clock != nil { boardClock = restart.clock }
+        if case .reset = end, pendingGapReason?.hasPrefix("disconnected") ?? true { pendingGapReason = "board reset" }
         for stream in [plan.gyro] + (plan.accelerometer.map { [$0] } ?? []) {
             if var tracker = trackers[stream.module], tracker.odrHz == stream.odrHz {
-                tracker.restart(stopTime: stopTime, reason: pendingGapReason ?? "reinitialised")
+                tracker.restart(end: end, reason: pendingGapReason ?? "reinitialised")
                 trackers[stream.module] = tracker
             } else {
                 trackers[stream.module] = StreamTracker(odrHz: stream.odrHz, decoder: stream.decoder,

@@ -88,6 +88,8 @@ class Channel:
         self.n = 0
         self.pending: list[bytes] = []
         self.started_at_wall: float | None = None
+        # Samples of the current run (start command or reset to stop or reset) that went out.
+        self.run_sent = 0
 
     # register map per implementation
     @property
@@ -162,6 +164,8 @@ class Board:
         self.discovery_delay = 0.0
         self.drop_remaining = 0
         self.samples_generated = 0
+        # Finished runs of each stream: {"generated": n, "sent": delivered}; see run_history().
+        self.runs: dict[str, list[dict]] = {"gyro": [], "acc": []}
         self.samples_sent = 0
         self.samples_dropped = 0
         self.samples_undelivered = 0
@@ -197,6 +201,8 @@ class Board:
         """Board reset: new reset_uid, tick restarts; optionally keep stale config."""
         self.reset_uid = (self.reset_uid + 1) & 0x7
         self.boot = time.monotonic()
+        for ch in (self.gyro, self.acc):
+            self._end_run(ch)
         if keep_state:
             now = asyncio.get_running_loop().time()
             for ch in (self.gyro, self.acc):
@@ -296,8 +302,10 @@ class Board:
                     ch.started = True
                     ch.t0 = asyncio.get_running_loop().time()
                     ch.n = 0
+                    ch.run_sent = 0
                     ch.pending = []
             else:
+                self._end_run(ch)
                 ch.started = False
         elif reg == ch.data_reg and args:
             ch.sub_data = bool(args[0])
@@ -379,6 +387,16 @@ class Board:
             self._task.cancel()
             self._task = None
 
+    def _end_run(self, ch: Channel) -> None:
+        if ch.started:
+            self.runs[ch.name].append({"generated": ch.n, "sent": ch.run_sent})
+            ch.n, ch.run_sent = 0, 0
+
+    def run_history(self, ch: Channel) -> list[dict]:
+        """Every run of the stream, the current one last (`running`): samples generated and sent."""
+        current = [{"generated": ch.n, "sent": ch.run_sent, "running": True}] if ch.started else []
+        return self.runs[ch.name] + current
+
     def _emit(self, ch: Channel, n: int) -> None:
         self.samples_generated += 1
         if self.drop_remaining > 0:
@@ -389,6 +407,7 @@ class Board:
         if ch.sub_data:
             if self.notify(bytes([ch.module, ch.data_reg]) + sample):
                 self.samples_sent += 1
+                ch.run_sent += 1
                 self.samples_undelivered_tail = 0
             else:
                 self.samples_undelivered += 1
@@ -400,6 +419,7 @@ class Board:
                 ch.pending = []
                 if self.notify(value):
                     self.samples_sent += 3
+                    ch.run_sent += 3
                     self.samples_undelivered_tail = 0
                 else:
                     self.samples_undelivered += 3
@@ -432,6 +452,8 @@ class Board:
             "model_number": self.model_number,
             "gyro": self.gyro.status(),
             "acc": self.acc.status(),
+            "gyro_runs": self.run_history(self.gyro),
+            "acc_runs": self.run_history(self.acc),
             "streaming": self.gyro.active or self.acc.active,
             "switch_subscribed": self.switch_subscribed,
             "subscriptions": sorted(self.subscriptions),

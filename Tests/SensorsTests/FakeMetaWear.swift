@@ -33,6 +33,8 @@ final class FakeMetaWear: @unchecked Sendable {
     private(set) var connections = 0
 
     init(model: Model) { self.model = model }
+    /// When the board last reset (its log clock's tick 0).
+    private let booted = FakeMetaWear.now()
 
     func withLock<T>(_ body: () -> T) -> T { lock.withLock(body) }
 
@@ -122,6 +124,9 @@ final class FakeMetaWear: @unchecked Sendable {
             }
         case (0x13, dataRegister): withLock { gyroSubscribed = arg == 1 }
         case (0x13, packedRegister): withLock { gyroPackedSubscribed = arg == 1 }
+        case (0x0B, 0x84):
+            let tick = UInt32((Self.now() - booted) * 1000 / Logging.tickMilliseconds)
+            notify([0x0B, 0x84, UInt8(tick & 0xFF), UInt8(tick >> 8 & 0xFF), UInt8(tick >> 16 & 0xFF), UInt8(tick >> 24), 0])
         case (0x11, 0x8C), (0x11, 0xCC):
             let (pct, mv) = withLock { battery }
             notify([0x11, 0x8C, pct, UInt8(mv & 0xFF), UInt8(mv >> 8)])

@@ -118,3 +118,38 @@ func spacingReport(_ samples: [ReadbackSample], odr: Double, lsbPerDps: Double) 
     close()
     return report
 }
+
+/// Checks every place where the board's counter restarted (a re-initialisation): the indices the
+/// store skipped there must equal the samples the peer's runs produced and never delivered, from
+/// after the last stored sample of one run to the first stored sample of the next (runs that sent
+/// nothing count whole). `runs` is the peer's `gyro_runs`; the last run's tail (after the last
+/// stored sample) is not checked: the gateway stopped it.
+func checkRestarts(_ samples: [ReadbackSample], runs: [[String: Any]], lsbPerDps: Double) -> [String] {
+    struct Segment { var firstIndex: Int64, lastIndex: Int64, firstN: Int64, lastN: Int64 }
+    var segments: [Segment] = []
+    for sample in samples {
+        let n = Int64((sample.x * lsbPerDps).rounded())
+        if let last = segments.last, n > last.lastN {
+            segments[segments.count - 1].lastIndex = sample.index
+            segments[segments.count - 1].lastN = n
+        } else {
+            segments.append(Segment(firstIndex: sample.index, lastIndex: sample.index, firstN: n, lastN: n))
+        }
+    }
+    let generated = runs.map { Int64($0["generated"] as? Int ?? 0) }
+    let delivering = runs.indices.filter { (runs[$0]["sent"] as? Int ?? 0) > 0 }
+    guard delivering.count == segments.count else {
+        return ["\(segments.count) stored runs of the board's counter, but the peer's runs that sent samples are \(delivering.count): \(runs)"]
+    }
+    var problems: [String] = []
+    for k in segments.indices.dropLast() {
+        let (before, after) = (delivering[k], delivering[k + 1])
+        let skipped = (before + 1..<after).reduce(Int64(0)) { $0 + generated[$1] }
+        let truth = (generated[before] - 1 - segments[k].lastN) + skipped + segments[k + 1].firstN
+        let recorded = segments[k + 1].firstIndex - segments[k].lastIndex - 1
+        if recorded != truth {
+            problems.append("restart after index \(segments[k].lastIndex): \(recorded) recorded missing, the board lost \(truth)")
+        }
+    }
+    return problems
+}

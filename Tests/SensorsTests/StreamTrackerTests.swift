@@ -122,11 +122,50 @@ final class StreamTrackerTests: XCTestCase {
         }
         XCTAssertTrue(tracker.flush().isEmpty)
         // Last sample n = 99 at ~50.992; the reset stopped the board 2.5 s later: n = 100…348 were lost.
-        tracker.restart(stopTime: 50.99 + 2.5, reason: "disconnected")
+        tracker.restart(end: .stopped(at: 50.99 + 2.5), reason: "disconnected")
         XCTAssertEqual(tracker.missingSamples, 250)
         let batches = tracker.push(RawTriples(RawTriple(x: 0, y: 0, z: 0)), arrival: 54) + tracker.flush()
         XCTAssertEqual(batches.first?.firstIndex, 350)
         XCTAssertEqual(batches.first?.gapReason, "disconnected")
+    }
+
+    /// A board that streamed up to the stop on the new link delivered everything before it: no
+    /// gap, however late the stop came after the last sample.
+    func testRestartAfterADeliveredStreamDeclaresNothing() {
+        var tracker = StreamTracker(odrHz: 100, decoder: SampleDecoder(lsbPerUnit: 1))
+        for n in 0..<100 {
+            _ = tracker.push(RawTriples(RawTriple(x: Int16(n), y: 0, z: 0)), arrival: 50 + Double(n) / 100 + 0.002)
+        }
+        _ = tracker.flush()
+        tracker.restart(end: .delivered, reason: "disconnected")
+        XCTAssertEqual(tracker.missingSamples, 0)
+        XCTAssertEqual(tracker.gapCount, 0)
+        let batches = tracker.push(RawTriples(RawTriple(x: 0, y: 0, z: 0)), arrival: 52) + tracker.flush()
+        XCTAssertEqual(batches.first?.firstIndex, 100)
+    }
+
+    /// A board that reset produced nothing after the reset: the samples due until then are
+    /// missing, never one more for a reset that came within a period after the last sample.
+    func testRestartAfterAResetCountsUntilTheReset() {
+        for (resetAfterLast, expected) in [(0.0004, Int64(0)), (0.0093, 0), (0.0101, 1), (0.0355, 3)] {
+            var tracker = StreamTracker(odrHz: 100, decoder: SampleDecoder(lsbPerUnit: 1))
+            for n in 0..<100 {
+                _ = tracker.push(RawTriples(RawTriple(x: Int16(n), y: 0, z: 0)), arrival: 50 + Double(n) / 100 + 0.002)
+            }
+            _ = tracker.flush()
+            let last = tracker.lastStamp!
+            tracker.restart(end: .reset(at: last + resetAfterLast), reason: "board reset")
+            XCTAssertEqual(tracker.missingSamples, expected, "reset \(resetAfterLast) s after the last sample")
+        }
+    }
+
+    func testTheEndOfAStreamFollowsFromWhatTheBoardSaid() {
+        let clock = BoardClock(resetUID: 2, resetTime: 10)
+        XCTAssertEqual(StreamRestart(stopTime: 90, staleDelivered: true, clock: BoardClock(resetUID: 3, resetTime: 80)).end(previousClock: clock), .delivered)
+        XCTAssertEqual(StreamRestart(stopTime: 90, staleDelivered: false, clock: BoardClock(resetUID: 3, resetTime: 80)).end(previousClock: clock), .reset(at: 80))
+        XCTAssertEqual(StreamRestart(stopTime: 90, staleDelivered: false, clock: BoardClock(resetUID: 2, resetTime: 10.001)).end(previousClock: clock), .stopped(at: 90))
+        XCTAssertEqual(StreamRestart(stopTime: 90, staleDelivered: false, clock: BoardClock(resetUID: 3, resetTime: 80)).end(previousClock: nil), .stopped(at: 90))
+        XCTAssertEqual(StreamRestart(stopTime: 90, staleDelivered: false, clock: nil).end(previousClock: clock), .stopped(at: 90))
     }
 }
 

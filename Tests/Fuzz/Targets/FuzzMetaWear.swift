@@ -124,7 +124,8 @@ public func fuzzMetaWear(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
             ledger.checkFlushed(tracker)
             let stopTime = arrival + delta(code, samples: 1, period: period, window: window, notification)
             let before = tracker.nextIndex
-            tracker.restart(stopTime: stopTime, reason: "fuzz")
+            let end: StreamEnd = switch code % 3 { case 0: .delivered; case 1: .reset(at: stopTime); default: .stopped(at: stopTime) }
+            tracker.restart(end: end, reason: "fuzz")
             fuzzCheck(tracker.nextIndex >= before, "restart moved nextIndex back")
             ledger.restartGap += tracker.nextIndex - before
         }

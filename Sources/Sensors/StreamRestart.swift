@@ -1,0 +1,37 @@
+import MetaWear
+
+/// The board's log clock as read at an initialisation: which power cycle it is in, and when
+/// (host seconds) that cycle began.
+public struct BoardClock: Sendable, Equatable {
+    public var resetUID: UInt8
+    public var resetTime: Double
+
+    public init(resetUID: UInt8, resetTime: Double) {
+        self.resetUID = resetUID
+        self.resetTime = resetTime
+    }
+}
+
+/// What a (re)initialisation learnt about the board's old streams.
+public struct StreamRestart: Sendable, Equatable {
+    /// Host time (s) at which the reset sequence stopped the board's streams.
+    public var stopTime: Double
+    /// Whether the board's old gyro stream was still running on this link (its samples arrived).
+    public var staleDelivered: Bool
+    /// The log clock, on boards with a logging module.
+    public var clock: BoardClock?
+
+    public init(stopTime: Double, staleDelivered: Bool, clock: BoardClock?) {
+        self.stopTime = stopTime
+        self.staleDelivered = staleDelivered
+        self.clock = clock
+    }
+
+    /// How the old stream ended, given the clock read at the initialisation before (`nil` at the
+    /// first one).
+    public func end(previousClock: BoardClock?) -> StreamEnd {
+        if staleDelivered { return .delivered }
+        if let clock, let previousClock, clock.resetUID != previousClock.resetUID { return .reset(at: clock.resetTime) }
+        return .stopped(at: stopTime)
+    }
+}
