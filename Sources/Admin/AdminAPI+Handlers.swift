@@ -30,12 +30,29 @@ extension AdminAPI {
             "outbox": ["depth": outbox.depth, "bytes": outbox.bytes,
                        "oldestAgeSeconds": outbox.oldestCreatedAt.map { max(0, nowSeconds - $0) as Any } ?? NSNull(),
                        "parked": outbox.parked, "lastParkedReason": outbox.lastParkedReason as Any? ?? NSNull()],
-            "store": ["usedBytes": used, "maxBytes": store.maxBytes, "evictedUnpublishedChunks": evicted, "prunedChunks": pruned],
+            "store": await storeStatus(used: used, evicted: evicted, pruned: pruned, counters: counters),
             "capture": ["committedSamples": counters.committedSamples, "missingSamples": counters.missingSamples, "gaps": counters.gaps,
                         "duplicateSamples": counters.duplicateSamples, "commits": counters.commits, "failedCommits": counters.failedCommits,
                         "sessionsStarted": counters.sessionsStarted, "sessionsClosed": counters.sessionsClosed],
             "sensors": try await sensors(),
         ]
+    }
+
+    /// The store's size and limits, and whether it takes writes (`state` "ok" or "full").
+    func storeStatus(used: Int, evicted: Int, pruned: Int, counters: CaptureCounters) async -> [String: Any] {
+        var status: [String: Any] = ["usedBytes": used, "maxBytes": store.maxBytes, "workingLimitBytes": store.workingLimit(),
+                                     "evictedUnpublishedChunks": evicted, "prunedChunks": pruned,
+                                     "notKeptSamples": counters.storeFullSamples, "fullEpisodes": counters.storeFullEpisodes]
+        if let space = store.space() { status["diskFreeBytes"] = space.freeBytes }
+        switch await engine.storeCondition {
+        case .writable:
+            status["state"] = "ok"
+        case .full(let sinceMs, let reason):
+            status["state"] = "full"
+            status["fullSinceMs"] = sinceMs
+            status["detail"] = reason
+        }
+        return status
     }
 
     /// Configured sensors plus any sensor with an open session, with that session's summary.

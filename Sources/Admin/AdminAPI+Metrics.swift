@@ -36,6 +36,15 @@ extension AdminAPI {
         text.add("store_limit_bytes", .gauge, "retention.maxStoreBytes.", store.maxBytes)
         text.add("store_evicted_unpublished_chunks_total", .counter, "Unpublished chunks evicted to stay under the limit.", evicted)
         text.add("store_pruned_chunks_total", .counter, "Published chunks pruned by retention.", pruned)
+        text.add("store_full", .gauge, "1 while the disk of the data directory is full (see the status's store.state).",
+                 await engine.storeCondition.isFull ? 1 : 0)
+        text.add("store_full_episodes_total", .counter, "Times the disk of the data directory filled up.", counters.storeFullEpisodes)
+        text.add("store_full_samples_total", .counter, "Samples not kept because the disk was full (storeFull gaps).", counters.storeFullSamples)
+        if let space = store.space() {
+            text.add("store_disk_free_bytes", .gauge, "Free bytes on the data directory's filesystem.", space.freeBytes)
+        }
+        text.add("store_working_limit_bytes", .gauge, "What retention keeps the store under: the limit, or less when the disk has less room.",
+                 store.workingLimit())
         text.add("uptime_seconds", .gauge, "Seconds since the admin API started.", (ContinuousClock.now - started).seconds)
         if let rss = ProcessMemory.residentBytes() {
             text.add("process_resident_memory_bytes", .gauge, "Resident set size, from /proc/self/statm.", rss)

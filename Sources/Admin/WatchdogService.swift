@@ -12,6 +12,7 @@ import ServiceLifecycle
 /// its commit counter advanced since the last check. An open session whose uncommitted samples
 /// are older than `stallAfter` while no commit happened is a stall, as are commits that fail
 /// with none succeeding: keep-alives stop and systemd restarts the gateway after `WatchdogSec`.
+/// A full disk is the exception: the status says `store: full (…)` and keep-alives go on.
 ///
 /// Test hook: when `$GYROGATE_TEST_STALL_FILE` names a file that exists, the check fails, so
 /// tests can prove that keep-alives stop without breaking the store.
@@ -77,6 +78,13 @@ public struct WatchdogService: Service {
         }
         let pendingAge = await engine.uncommittedAge()
         let summary = "\(open) open sessions, \(counters.committedSamples) samples committed, \(counters.commits) commits, store \(used / 1_048_576) MiB"
+        // A full disk is reported, not restarted: a restart cannot make space, and the engine
+        // frees what it can and keeps the sessions honest meanwhile.
+        if case .full = await engine.storeCondition {
+            let free = store.space().map { "\($0.freeBytes / 1024) KiB free" } ?? "free space unknown"
+            return Check(healthy: true, counters: counters,
+                         status: "store: full (\(free), \(counters.storeFullSamples) samples not kept); \(summary)")
+        }
         if let problem = Self.stall(previous: previous, current: counters, openSessions: open, uncommittedAge: pendingAge, stallAfter: stallAfter) {
             return Check(healthy: false, counters: counters, status: problem)
         }

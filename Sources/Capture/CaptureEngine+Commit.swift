@@ -23,6 +23,28 @@ extension CaptureEngine {
 
     /// `commit()` for a caller that holds the lock.
     func commitLocked() async throws {
+        if storeCondition.isFull { await makeRoom() }
+        var (changes, samples) = takeChanges()
+        guard !changes.isEmpty else { return }
+        do {
+            try await commitNow(changes, samples: samples)
+        } catch let error as StoreError where error.isFull {
+            // Kept as failed while room is made, so that evictions update its session rows.
+            keepFailed(changes, samples: samples, error: error)
+            await storeFilled(error)
+            (changes, samples) = takeChanges()
+            do { try await commitNow(changes, samples: samples) } catch {
+                keepFailed(changes, samples: samples, error: error)
+                throw error
+            }
+        } catch {
+            keepFailed(changes, samples: samples, error: error)
+            throw error
+        }
+    }
+
+    /// Everything to commit now: a failed commit's changes first, then what came since.
+    private func takeChanges() -> (StoreChanges, Int64) {
         collectOpenSessions()
         var changes = failed ?? StoreChanges()
         let samples = failedSamples + uncommittedSamples
@@ -33,19 +55,22 @@ extension CaptureEngine {
         closedChunksPending = 0
         failed = nil
         failedSamples = 0
-        guard !changes.isEmpty else { return }
-        do {
-            try await store.commit(changes)
-            counters.commits += 1
-            counters.committedSamples += samples
-            onCommit()
-        } catch {
-            failed = changes
-            failedSamples = samples
-            counters.failedCommits += 1
-            logger.error("commit failed; it will be retried with the next one", metadata: ["subsystem": "capture", "error": "\(error)"])
-            throw error
-        }
+        return (changes, samples)
+    }
+
+    private func commitNow(_ changes: StoreChanges, samples: Int64) async throws {
+        try await store.commit(changes)
+        counters.commits += 1
+        counters.committedSamples += samples
+        checkSpaceReturned()
+        onCommit()
+    }
+
+    private func keepFailed(_ changes: StoreChanges, samples: Int64, error: any Error) {
+        failed = changes
+        failedSamples = samples
+        counters.failedCommits += 1
+        logger.error("commit failed; it will be retried with the next one", metadata: ["subsystem": "capture", "error": "\(error)"])
     }
 
     /// Moves the uncommitted samples and dirty rows of open sessions into `pending`.

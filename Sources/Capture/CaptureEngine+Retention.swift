@@ -8,12 +8,19 @@ extension CaptureEngine {
     /// eviction over the one it wrote. Afterwards the copies of those sessions this engine still
     /// holds (open sessions, and rows waiting for the next commit or retry) get the same change,
     /// so later commits carry the gaps on.
+    ///
+    /// The limit is the store's working limit: `maxBytes`, or less when the disk has less room.
     @discardableResult
     public func enforceRetention() async throws -> RetentionReport {
         await lockCommits()
         defer { unlockCommits() }
+        return try await enforceRetentionLocked(limit: store.workingLimit())
+    }
+
+    /// ``enforceRetention()`` for a caller that holds the commit lock.
+    func enforceRetentionLocked(limit: Int) async throws -> RetentionReport {
         let renderer = self.renderer
-        let report = try await store.enforceRetention { renderer.sessionDocuments($0) }
+        let report = try await store.enforceRetention(limit: limit) { renderer.sessionDocuments($0) }
         for eviction in report.evictions {
             counters.missingSamples += eviction.samples
             counters.gaps += Int64(eviction.gaps.count)

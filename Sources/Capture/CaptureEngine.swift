@@ -39,6 +39,8 @@ public actor CaptureEngine {
     /// Full chunks waiting for the committer.
     var closedChunksPending = 0
     var medalCache: [String: Medals] = [:]
+    /// Whether the store can take writes; see ``CaptureEngine/storeCondition``.
+    public internal(set) var storeCondition = StoreCondition.writable
     public internal(set) var counters = CaptureCounters()
     /// Samples accepted since the last commit began.
     var uncommittedSamples: Int64 = 0
@@ -87,7 +89,11 @@ public actor CaptureEngine {
             }
             try await startSession(sensor: sensor, atMs: first.timestampMs)
         }
-        let closedChunk = accept(device: sensor.device, stream: stream, odrHz: odrHz, range: range, firstIndex: firstIndex, samples: samples, gapReason: gapReason)
+        // The disk is full and the last commit failed: beyond a bounded buffer, samples are not
+        // kept but recorded as storeFull gaps, so memory stays bounded and the session honest.
+        let keep = !(storeCondition.isFull && failed != nil && failedSamples + uncommittedSamples >= Int64(rules.fullBufferSamples))
+        let closedChunk = accept(device: sensor.device, stream: stream, odrHz: odrHz, range: range, firstIndex: firstIndex,
+                                 samples: samples, gapReason: gapReason, keep: keep)
         pendingSince = min(pendingSince ?? receivedAt, receivedAt)
         if closedChunk { closedChunksPending += 1 }
         if let commitSignal, closedChunksPending < 2 {
@@ -99,7 +105,8 @@ public actor CaptureEngine {
 
     /// Copies samples into the open chunk of `stream`, closing chunks as they fill.
     /// Returns whether a chunk was closed.
-    private func accept(device: String, stream: SensorStream, odrHz: Double, range: Double, firstIndex: Int64, samples: [StoredSample], gapReason: String) -> Bool {
+    private func accept(device: String, stream: SensorStream, odrHz: Double, range: Double, firstIndex: Int64, samples: [StoredSample],
+                        gapReason: String, keep: Bool = true) -> Bool {
         // Take the session and stream out of their dictionaries while mutating them, so the
         // chunk's sample array is not copied on write.
         guard var session = open.removeValue(forKey: device) else { return false }
@@ -129,6 +136,12 @@ public actor CaptureEngine {
             counters.gaps += 1
             if state.samples.isEmpty { state.chunk.firstIndex = index }
         }
+        guard keep else {
+            refuse(samples[start...], from: index, stream: stream, state: &state, session: &session)
+            session.streams[stream] = state
+            open[device] = session
+            return closed
+        }
         var position = start
         while position < samples.count {
             let take = min(rules.chunkSize - state.samples.count, samples.count - position)
@@ -153,6 +166,33 @@ public actor CaptureEngine {
         session.streams[stream] = state
         open[device] = session
         return closed
+    }
+
+    /// Records `samples` (indices from `index`) as a storeFull gap instead of keeping them, extending
+    /// the stream's last gap when it is a storeFull gap that ends right before them.
+    private func refuse(_ samples: ArraySlice<StoredSample>, from index: Int64, stream: SensorStream,
+                        state: inout StreamState, session: inout OpenSession) {
+        let count = Int64(samples.count)
+        let (first, last) = (samples.first!.timestampMs, samples.last!.timestampMs)
+        let gap = GapRange(stream: stream.rawValue, fromIndex: index, toIndex: index + count - 1, fromMs: first, toMs: last,
+                           missing: count, reason: GapRange.storeFull)
+        if let previous = session.record.gaps.last, previous.stream == gap.stream, previous.reason == gap.reason,
+           previous.toIndex + 1 == index {
+            session.record.gaps[session.record.gaps.count - 1].extend(to: gap)
+            if state.chunk.gaps.last == previous { state.chunk.gaps[state.chunk.gaps.count - 1].extend(to: gap) }
+        } else {
+            session.record.gaps.append(gap)
+            state.chunk.gaps.append(gap)
+            counters.gaps += 1
+        }
+        if state.samples.isEmpty { state.chunk.firstIndex = index + count }
+        state.nextIndex = index + count
+        state.lastMs = last
+        session.record.expected += count
+        counters.missingSamples += count
+        counters.storeFullSamples += count
+        session.rowDirty = true
+        session.lastArrivalMs = now()
     }
 
     private func gapRange(stream: SensorStream, state: StreamState, index: Int64, atMs: Double, odrHz: Double, reason: String) -> GapRange {

@@ -11,10 +11,14 @@ public struct CaptureRules: Sendable {
     /// Split a session at this length (ms).
     public var maxDurationMs: Double
     public var retainChunks: Bool
+    /// While the disk is full and commits fail, at most this many samples wait in memory for the
+    /// next try; later ones become `storeFull` gaps of their sessions at once (bounded memory).
+    public var fullBufferSamples: Int
 
     public init(chunkSize: Int = 2000, commitInterval: Duration = .seconds(1), autoStart: Bool = true,
                 idleTimeoutMs: Double = 300_000, maxDurationMs: Double = 4 * 3_600_000, retainChunks: Bool = false) {
         self.chunkSize = chunkSize
+        fullBufferSamples = 2 * chunkSize
         self.commitInterval = commitInterval
         self.autoStart = autoStart
         self.idleTimeoutMs = idleTimeoutMs
@@ -39,6 +43,10 @@ public struct CaptureCounters: Sendable, Equatable, Codable {
     public var chunksClosed: Int64 = 0
     public var sessionsStarted: Int64 = 0
     public var sessionsClosed: Int64 = 0
+    /// Samples not kept because the disk was full (recorded as `storeFull` gaps when they arrived).
+    public var storeFullSamples: Int64 = 0
+    /// Times the disk filled up (a commit failed for want of space while the store was writable).
+    public var storeFullEpisodes: Int64 = 0
     /// Sessions found open after a crash without a single sample, and so withdrawn (see ``CaptureEngine/recover()``).
     public var sessionsWithdrawn: Int64 = 0
 

@@ -24,17 +24,26 @@ struct CaptureService: Service {
         for session in await engine.openSessions() {
             _ = try? await engine.stopSession(device: session.device, reason: "gateway stopping")
         }
-        try await engine.flush()
+        do { try await engine.flush() } catch let error as StoreError where error.isFull {
+            // Exiting with an error would only get the gateway restarted onto the same full disk.
+            logger.critical("stopping with the disk full: the last samples could not be stored",
+                            metadata: ["subsystem": "store", "error": "\(error)"])
+        }
     }
 
     /// Checks the store's size every 30 seconds (and right away), pruning published chunks
     /// (and, when only unpublished ones are left, evicting them as gaps of their sessions).
     private func enforceRetention() async throws {
         while !Task.isCancelled {
-            let report = try await engine.enforceRetention()
-            if report.prunedChunks > 0 || report.evictedUnpublishedChunks > 0 {
-                logger.notice("retention", metadata: ["subsystem": "store", "pruned": "\(report.prunedChunks)",
-                                                      "evicted": "\(report.evictedUnpublishedChunks)", "usedBytes": "\(report.usedBytes)"])
+            do {
+                let report = try await engine.enforceRetention()
+                if report.prunedChunks > 0 || report.evictedUnpublishedChunks > 0 {
+                    logger.notice("retention", metadata: ["subsystem": "store", "pruned": "\(report.prunedChunks)",
+                                                          "evicted": "\(report.evictedUnpublishedChunks)", "usedBytes": "\(report.usedBytes)"])
+                }
+            } catch {
+                // A pass that fails (the disk full, say) is tried again; it must not stop capture.
+                logger.error("retention failed", metadata: ["subsystem": "store", "error": "\(error)"])
             }
             try await Task.sleep(for: .seconds(30))
         }

@@ -23,7 +23,17 @@ public struct GapRange: Codable, Sendable, Equatable {
 }
 
 extension GapRange {
-    /// The reason of samples that were captured and stored, then evicted by retention before
-    /// they were published because the store reached its size limit (`maxBytes`).
+    /// The reason of samples the store could not keep: captured and stored, then evicted by
+    /// retention before they were published because the store reached its size limit (`maxBytes`)
+    /// or filled the disk; or, while the disk was full and commits failed, never stored.
     public static let storeFull = "storeFull"
+}
+
+extension GapRange {
+    /// Grows this gap to end where `next`, which follows it directly, ends.
+    public mutating func extend(to next: GapRange) {
+        toIndex = next.toIndex
+        toMs = next.toMs
+        missing += next.missing
+    }
 }

@@ -29,11 +29,15 @@ extension GyroStore {
     /// renderings, which the store does not know), are rewritten with their outbox rows in the
     /// same transaction as the eviction: no crash can leave a record that hides the loss.
     /// The caller must keep any copy of those sessions it holds in sync (`report.evictions`).
+    ///
+    /// `limit` replaces `maxBytes` for this pass (the working limit while the disk is full, see
+    /// ``workingLimit()``).
     @discardableResult
     public func enforceRetention(
+        limit: Int? = nil,
         sessionDocuments: @escaping @Sendable (SessionRecord) -> [DocumentWrite]
     ) async throws(StoreError) -> RetentionReport {
-        let limit = maxBytes, target = maxBytes / 10 * 9
+        let limit = limit ?? maxBytes, target = limit / 10 * 9
         let logger = self.logger
         do {
             return try await writer.write { db in
@@ -76,7 +80,7 @@ extension GyroStore {
                 return report
             }
         } catch {
-            throw .database(context: "enforcing the store limit", reason: "\(error)")
+            throw .wrapping(error, context: "enforcing the store limit")
         }
     }
 

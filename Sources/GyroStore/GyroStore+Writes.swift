@@ -9,7 +9,7 @@ extension GyroStore {
         do {
             try await writer.write { db in try Self.apply(changes, in: db) }
         } catch {
-            throw .database(context: "committing \(changes.sampleCount) samples and \(changes.documents.count) documents", reason: "\(error)")
+            throw .wrapping(error, context: "committing \(changes.sampleCount) samples and \(changes.documents.count) documents")
         }
     }
 

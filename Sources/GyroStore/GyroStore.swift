@@ -21,9 +21,14 @@ public struct GyroStore: Sendable {
     public let maxBytes: Int
     /// Files moved aside at open because they were corrupt.
     public let quarantined: [String]
+    /// The data directory; `nil` for an in-memory store.
+    public let directory: String?
+    /// Space kept free on the data directory's filesystem for the moment it fills (``StoreReserve``).
+    public let reserve: StoreReserve?
 
     /// Opens (or creates) the store in `directory`, migrating it to the current schema.
-    public static func open(directory: String, maxBytes: Int = 2 << 30, logger: Logger) throws(StoreError) -> GyroStore {
+    public static func open(directory: String, maxBytes: Int = 2 << 30, reserveBytes: Int = StoreReserve.defaultBytes,
+                            logger: Logger) throws(StoreError) -> GyroStore {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
@@ -31,11 +36,13 @@ public struct GyroStore: Sendable {
         }
         let path = (directory as NSString).appendingPathComponent(fileName)
         do {
-            return try GyroStore(writer: openPool(path), maxBytes: maxBytes, logger: logger)
+            return try GyroStore(writer: openPool(path), maxBytes: maxBytes, logger: logger, directory: directory,
+                                 reserve: StoreReserve(directory: directory, bytes: reserveBytes))
         } catch let error as DatabaseError where error.isCorruption {
             let moved = quarantine(path: path, logger: logger, reason: error.description)
             do {
-                return try GyroStore(writer: openPool(path), maxBytes: maxBytes, logger: logger, quarantined: moved)
+                return try GyroStore(writer: openPool(path), maxBytes: maxBytes, logger: logger, quarantined: moved,
+                                     directory: directory, reserve: StoreReserve(directory: directory, bytes: reserveBytes))
             } catch {
                 throw .database(context: "opening a new store after moving the corrupt one aside", reason: "\(error)")
             }
@@ -51,11 +58,15 @@ public struct GyroStore: Sendable {
         try GyroStore(writer: DatabaseQueue(configuration: makeConfiguration()), maxBytes: 1 << 40, logger: logger)
     }
 
-    init(writer: any DatabaseWriter, maxBytes: Int, logger: Logger, quarantined: [String] = []) throws {
+    init(writer: any DatabaseWriter, maxBytes: Int, logger: Logger, quarantined: [String] = [], directory: String? = nil,
+         reserve: StoreReserve? = nil) throws {
         self.writer = writer
         self.maxBytes = maxBytes
         self.logger = logger
         self.quarantined = quarantined
+        self.directory = directory
+        self.reserve = reserve
+        reserve?.fill()
         try Self.migrator.migrate(writer)
     }
 

@@ -88,13 +88,22 @@ struct Status: AsyncParsableCommand {
             ["broker", "\(broker["host"] ?? "?"):\(broker["port"] ?? "?"), \(broker["state"] ?? "?")"],
             ["outbox", "\(outbox["depth"] ?? 0) messages, \(outbox["bytes"] ?? 0) bytes, oldest \(outbox["oldestAgeSeconds"].flatMap { $0 as? Double }.map { "\(Int($0)) s" } ?? "-")"],
             ["parked", (outbox["parked"] as? Int ?? 0) == 0 ? "none" : "\(outbox["parked"] ?? 0) refused by the broker (\(outbox["lastParkedReason"] ?? "")); `gyrogate resync` retries them"],
-            ["store", "\(store["usedBytes"] ?? 0) of \(store["maxBytes"] ?? 0) bytes, \(store["evictedUnpublishedChunks"] ?? 0) unpublished chunks evicted"],
+            ["store", storeLine(store)],
             ["capture", "\(capture["committedSamples"] ?? 0) samples, \(capture["missingSamples"] ?? 0) missing, \(capture["commits"] ?? 0) commits"],
         ]
         print(table.render().split(separator: "\n", omittingEmptySubsequences: false).dropFirst().joined(separator: "\n"))
         print("")
         printSensors(status["sensors"] as? [[String: Any]] ?? [])
     }
+}
+
+/// "full (since …, N samples not kept): reason" when the disk is full, the sizes otherwise.
+func storeLine(_ store: [String: Any]) -> String {
+    let sizes = "\(store["usedBytes"] ?? 0) of \(store["workingLimitBytes"] ?? store["maxBytes"] ?? 0) bytes, "
+        + "\(store["evictedUnpublishedChunks"] ?? 0) unpublished chunks evicted"
+    guard store["state"] as? String == "full" else { return sizes }
+    let since = (store["fullSinceMs"] as? Double).map { formatDuration(ms: Date().timeIntervalSince1970 * 1000 - $0) } ?? "?"
+    return "FULL for \(since), \(store["notKeptSamples"] ?? 0) samples not kept, \(store["diskFreeBytes"] ?? "?") bytes free; \(sizes)"
 }
 
 func printSensors(_ sensors: [[String: Any]]) {
