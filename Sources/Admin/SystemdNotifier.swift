@@ -45,7 +45,9 @@ public struct SystemdNotifier: Sendable {
         let payload = Array(message.utf8)
         let sent = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { target in
-                payload.withUnsafeBytes { sendto(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL), target, length) }
+                // Never wait: a receiver whose queue is full (a stalled service manager) would
+                // otherwise block this thread, a cooperative one, and the watchdog loop with it.
+                payload.withUnsafeBytes { sendto(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT), target, length) }
             }
         }
         return sent == payload.count

@@ -56,7 +56,7 @@ extension CaptureEngine {
     func checkSpaceReturned() {
         guard storeCondition.isFull, let space = store.space() else { return }
         let reserve = store.reserve?.bytes ?? 0
-        guard space.freeBytes >= 4 * reserve, store.reserve?.fill() ?? true else { return }
+        guard space.freeBytes >= 2 * reserve, store.reserve?.fill() ?? true else { return }
         storeCondition = .writable
         logger.notice("store writable again", metadata: ["subsystem": "store", "free": "\(space.freeBytes)"])
     }

@@ -63,11 +63,12 @@ extension GyroStore {
     }
 
     /// What the store may hold on the disk it has: the file's pages plus the filesystem's free
-    /// space, less room for the WAL and the reserve (twice the reserve), and never more than
-    /// `maxBytes`. Retention with this limit keeps free pages inside the file for new samples.
+    /// space, less the reserve's size (room to allocate it again, or for the WAL to grow while it
+    /// is released), and never more than `maxBytes`. Retention prunes to 90 % of this limit, which
+    /// leaves free pages inside the file for new samples.
     public func workingLimit() -> Int {
         guard let space = space() else { return maxBytes }
-        let room = 2 * (reserve?.bytes ?? StoreReserve.defaultBytes)
+        let room = reserve?.bytes ?? StoreReserve.defaultBytes
         return max(0, min(maxBytes, space.fileBytes + space.freeBytes - room))
     }
 }

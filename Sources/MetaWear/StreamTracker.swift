@@ -29,9 +29,10 @@
 // 3. Across a reconnect or re-initialisation (``StreamEnd``). A board that kept streaming on the
 //    new link delivered every sample up to the stop (case 2 found the outage): nothing more is
 //    missing. A board that reset stopped at the reset: the samples due between the last sample
-//    received and the reset are missing, m = floor((resetTime − lastStamp) / P_nominal) (the reset
-//    time from the board's log clock carries the read's latency, as the stamp carries the
-//    smallest transport latency; the tick's 1.46 ms resolution makes it early, never late).
+//    received and the reset are missing, m = floor((resetTime − lastStamp) / P_nominal − 1/2):
+//    the link stayed up until the reset, so a sample due within half a period before it was on
+//    its way, not lost (the reset time read off the board's log clock carries the read's latency,
+//    as the stamp carries the smallest transport latency).
 //    Otherwise the board ran at most until the stop: m = round((stopTime − lastStamp) / P_nominal),
 //    ±1 sample from the unknown latency. The new stream (the board restarts its own count at the
 //    start command) continues the index after them.
@@ -110,7 +111,7 @@ public struct StreamTracker: Sendable {
             let missing: Int64
             switch end {
             case .delivered: missing = 0
-            case .reset(let time): missing = Self.wholeSamples((time - lastStamp) * odrHz)
+            case .reset(let time): missing = Self.wholeSamples((time - lastStamp) * odrHz - 0.5)
             case .stopped(let time): missing = Self.wholeSamples((time - lastStamp) * odrHz + 0.5)
             }
             if missing > 0 {

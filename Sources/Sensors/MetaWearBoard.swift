@@ -80,6 +80,9 @@ public actor MetaWearBoard {
     private var staleGyroDelivered = false
     private var subscribed = false
     private var waiters: [UInt16: Waiter] = [:]
+    /// When the last answer to a request arrived (host seconds): a time read off the board is
+    /// that close to the read, however late the request's caller resumes.
+    private var answerArrival: Double?
     private var nextWaiterID = 0
     private var closed = false
 
@@ -170,9 +173,9 @@ public actor MetaWearBoard {
         guard info.isPresent(.logging) else { return nil }
         let answer = try await request(Logging.readTime(), answer: MetaWearModuleID.logging.rawValue, 0x84,
                                        what: "log clock read")
-        let read = now()
-        guard case .logTime(let time) = try? parser.parse(answer) else { return nil }
-        return BoardClock(resetUID: time.resetUID, resetTime: read - Double(time.tick) * Logging.tickMilliseconds / 1000)
+        guard case .logTime(let time) = try? parser.parse(answer), let read = answerArrival else { return nil }
+        // The tick counts whole ticks: the board's time was half a tick later on average.
+        return BoardClock(resetUID: time.resetUID, resetTime: read - (Double(time.tick) + 0.5) * Logging.tickMilliseconds / 1000)
     }
 
     /// Configures and starts the planned streams, then button, connection interval and LED.
@@ -278,6 +281,7 @@ public actor MetaWearBoard {
         if bytes[start + 1] & 0x80 != 0 {
             let key = UInt16(bytes[start]) << 8 | UInt16(bytes[start + 1] & ~MetaWearRegister.silentBit)
             if let waiter = waiters.removeValue(forKey: key) {
+                answerArrival = arrival
                 waiter.continuation.resume(returning: Array(bytes))
                 return
             }

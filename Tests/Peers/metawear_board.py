@@ -87,7 +87,8 @@ class Channel:
         self.t0 = 0.0
         self.n = 0
         self.pending: list[bytes] = []
-        self.started_at_wall: float | None = None
+        # Wall-clock time of t0 (sample n is due at t0_wall + n / odr), for checking host stamps.
+        self.t0_wall = 0.0
         # Samples of the current run (start command or reset to stop or reset) that went out.
         self.run_sent = 0
 
@@ -208,6 +209,7 @@ class Board:
             for ch in (self.gyro, self.acc):
                 if ch.started:
                     ch.t0, ch.n, ch.pending = now, 0, []
+                    ch.t0_wall = time.time()
         else:
             model = self.model
             self.gyro = Channel(0x13, "gyro")
@@ -301,6 +303,7 @@ class Board:
                 if not ch.started:
                     ch.started = True
                     ch.t0 = asyncio.get_running_loop().time()
+                    ch.t0_wall = time.time()
                     ch.n = 0
                     ch.run_sent = 0
                     ch.pending = []
@@ -389,12 +392,12 @@ class Board:
 
     def _end_run(self, ch: Channel) -> None:
         if ch.started:
-            self.runs[ch.name].append({"generated": ch.n, "sent": ch.run_sent})
+            self.runs[ch.name].append({"generated": ch.n, "sent": ch.run_sent, "t0_wall": ch.t0_wall, "odr": ch.odr})
             ch.n, ch.run_sent = 0, 0
 
     def run_history(self, ch: Channel) -> list[dict]:
         """Every run of the stream, the current one last (`running`): samples generated and sent."""
-        current = [{"generated": ch.n, "sent": ch.run_sent, "running": True}] if ch.started else []
+        current = [{"generated": ch.n, "sent": ch.run_sent, "t0_wall": ch.t0_wall, "odr": ch.odr, "running": True}] if ch.started else []
         return self.runs[ch.name] + current
 
     def _emit(self, ch: Channel, n: int) -> None:

@@ -144,10 +144,10 @@ final class StreamTrackerTests: XCTestCase {
         XCTAssertEqual(batches.first?.firstIndex, 100)
     }
 
-    /// A board that reset produced nothing after the reset: the samples due until then are
-    /// missing, never one more for a reset that came within a period after the last sample.
+    /// A board that reset produced nothing after the reset: the samples due more than half a
+    /// period before it are missing (one due just before it was on its way over the live link).
     func testRestartAfterAResetCountsUntilTheReset() {
-        for (resetAfterLast, expected) in [(0.0004, Int64(0)), (0.0093, 0), (0.0101, 1), (0.0355, 3)] {
+        for (resetAfterLast, expected) in [(0.0004, Int64(0)), (0.0093, 0), (0.0149, 0), (0.0151, 1), (0.0355, 3)] {
             var tracker = StreamTracker(odrHz: 100, decoder: SampleDecoder(lsbPerUnit: 1))
             for n in 0..<100 {
                 _ = tracker.push(RawTriples(RawTriple(x: Int16(n), y: 0, z: 0)), arrival: 50 + Double(n) / 100 + 0.002)
