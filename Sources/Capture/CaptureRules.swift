@@ -43,6 +43,8 @@ public struct CaptureCounters: Sendable, Equatable, Codable {
     public var chunksClosed: Int64 = 0
     public var sessionsStarted: Int64 = 0
     public var sessionsClosed: Int64 = 0
+    /// Samples stored into gaps from the sensors' own logs.
+    public var backfilledSamples: Int64 = 0
     /// Samples not kept because the disk was full (recorded as `storeFull` gaps when they arrived).
     public var storeFullSamples: Int64 = 0
     /// Times the disk filled up (a commit failed for want of space while the store was writable).

@@ -85,24 +85,54 @@ public struct DocumentRenderer: Sendable {
         json.key("data")
         json.beginArray()
         // Points are written from precomputed key fragments: this loop is most of the cost of a chunk.
-        let keyX = Array("\"\(kx)\":".utf8), keyY = Array(",\"\(ky)\":".utf8), keyZ = Array(",\"\(kz)\":".utf8)
-        let timestampKey = Array("{\"timestamp\":".utf8), latitudeKey = Array(",\"lat\":".utf8), longitudeKey = Array(",\"lon\":".utf8)
-        let comma = Array(",".utf8), close = Array("}".utf8)
+        let points = PointWriter(stream: stream, location: location)
         for (index, sample) in samples.enumerated() {
-            if index > 0 { json.raw(comma) }
-            json.raw(timestampKey); json.rawNumber(sample.timestampMs, decimals: 3)
-            json.raw(comma); json.raw(keyX); json.rawNumber(Double(sample.x), decimals: 5)
-            json.raw(keyY); json.rawNumber(Double(sample.y), decimals: 5)
-            json.raw(keyZ); json.rawNumber(Double(sample.z), decimals: 5)
-            if let location {
-                json.raw(latitudeKey); json.rawNumber(location.latitude, decimals: 7)
-                json.raw(longitudeKey); json.rawNumber(location.longitude, decimals: 7)
-            }
-            json.raw(close)
+            if index > 0 { json.raw(points.comma) }
+            points.write(sample, into: &json)
         }
         json.endArray()
         json.endObject()
         return json.bytes
+    }
+
+    /// `chunk`'s document again, from its previous body `old` with the points of `added` (time-ordered)
+    /// merged in by time and marked `"backfilled":true`: the points already published keep their
+    /// exact text. `nil` when `old` is not a chunk document this renderer wrote.
+    public func chunk(_ chunk: ChunkRecord, session: SessionRecord, splicing old: [UInt8], adding added: [StoredSample]) -> [UInt8]? {
+        let marker = Array("\"data\":[".utf8), timestampKey = Array("{\"timestamp\":".utf8)
+        guard old.count >= marker.count + 2, old[old.count - 2] == UInt8(ascii: "]"), old[old.count - 1] == UInt8(ascii: "}"),
+              let data = old.lastIndex(of: marker) else { return nil }
+        var existing: [(timestamp: Double, point: ArraySlice<UInt8>)] = []
+        var at = data + marker.count
+        let end = old.count - 2
+        while at < end {
+            guard old[at] == UInt8(ascii: "{") else { at += 1; continue }
+            guard let close = old[at..<end].firstIndex(of: UInt8(ascii: "}")),
+                  old[at...].starts(with: timestampKey),
+                  let comma = old[(at + timestampKey.count)..<close].firstIndex(of: UInt8(ascii: ",")),
+                  let timestamp = Double(String(decoding: old[(at + timestampKey.count)..<comma], as: UTF8.self))
+            else { return nil }
+            existing.append((timestamp, old[at...close]))
+            at = close + 1
+        }
+        var out = self.chunk(chunk, session: session, samples: [][...])
+        out.removeLast(2)  // "]}": the points go in between
+        let points = PointWriter(stream: SensorStream(rawValue: chunk.stream) ?? .gyro, location: location, backfilled: true)
+        var (i, j) = (0, 0)
+        while i < existing.count || j < added.count {
+            if i + j > 0 { out.append(UInt8(ascii: ",")) }
+            if j == added.count || (i < existing.count && existing[i].timestamp <= added[j].timestampMs) {
+                out.append(contentsOf: existing[i].point)
+                i += 1
+            } else {
+                var json = JSONWriter(capacity: 128)
+                points.write(added[j], into: &json)
+                out.append(contentsOf: json.bytes)
+                j += 1
+            }
+        }
+        out.append(contentsOf: Array("]}".utf8))
+        return out
     }
 
     public func medals(_ medals: Medals) -> [UInt8] {
@@ -139,5 +169,49 @@ public struct DocumentRenderer: Sendable {
             json.endObject()
         }
         json.endArray()
+    }
+}
+
+/// One point of a chunk's `data`, from key fragments made once per chunk.
+struct PointWriter {
+    let comma = Array(",".utf8)
+    private let keyX: [UInt8], keyY: [UInt8], keyZ: [UInt8]
+    private let timestampKey = Array("{\"timestamp\":".utf8), latitudeKey = Array(",\"lat\":".utf8), longitudeKey = Array(",\"lon\":".utf8)
+    private let close: [UInt8]
+    private let location: (latitude: Double, longitude: Double)?
+
+    init(stream: SensorStream, location: (latitude: Double, longitude: Double)?, backfilled: Bool = false) {
+        let (kx, ky, kz) = stream.axisKeys
+        keyX = Array("\"\(kx)\":".utf8)
+        keyY = Array(",\"\(ky)\":".utf8)
+        keyZ = Array(",\"\(kz)\":".utf8)
+        close = Array((backfilled ? ",\"backfilled\":true}" : "}").utf8)
+        self.location = location
+    }
+
+    @inline(__always)
+    func write(_ sample: StoredSample, into json: inout JSONWriter) {
+        json.raw(timestampKey); json.rawNumber(sample.timestampMs, decimals: 3)
+        json.raw(comma); json.raw(keyX); json.rawNumber(Double(sample.x), decimals: 5)
+        json.raw(keyY); json.rawNumber(Double(sample.y), decimals: 5)
+        json.raw(keyZ); json.rawNumber(Double(sample.z), decimals: 5)
+        if let location {
+            json.raw(latitudeKey); json.rawNumber(location.latitude, decimals: 7)
+            json.raw(longitudeKey); json.rawNumber(location.longitude, decimals: 7)
+        }
+        json.raw(close)
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Start of the last occurrence of `needle`.
+    func lastIndex(of needle: [UInt8]) -> Int? {
+        guard count >= needle.count else { return nil }
+        var at = count - needle.count
+        while at >= 0 {
+            if self[at..<(at + needle.count)].elementsEqual(needle) { return at }
+            at -= 1
+        }
+        return nil
     }
 }

@@ -25,6 +25,9 @@ extension AdminProviders {
                         var state = sensor.state.rawValue
                         if let battery = sensor.batteryPercent { state += ", battery \(battery) %" }
                         state += ", \(sensor.samplesReceived)/\(sensor.samplesExpected) samples, \(sensor.gaps) gaps, \(sensor.reconnects) reconnects"
+                        if sensor.backfill {
+                            state += ", log: \(sensor.logEntries) entries pending, \(sensor.backfilledSamples) samples backfilled"
+                        }
                         if let error = sensor.lastError, sensor.state != .streaming { state += ", last error: \(error)" }
                         return (sensor.address, state)
                     }, uniquingKeysWith: { first, _ in first }))

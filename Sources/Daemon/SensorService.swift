@@ -116,7 +116,10 @@ extension SupervisorSettings {
 extension SensorFleet {
     /// The fleet a configuration describes: its sensors, and discovery when enabled.
     public init(_ configuration: GatewayConfiguration, engine: CaptureEngine, logger: Logger) {
-        self.init(configured: configuration.sensors.map { Member(address: $0.address, userId: $0.userId) },
+        self.init(configured: configuration.sensors.map { sensor in
+                      Member(address: sensor.address, userId: sensor.userId,
+                             backfill: sensor.backfill.map { BoardOptions.Backfill(overwrite: $0.overwrite) })
+                  },
                   discovery: configuration.discovery.map { Discovery(userId: $0.userId, maxSensors: $0.maxSensors) },
                   limit: configuration.bluetooth.maxSensors, engine: engine, settings: SupervisorSettings(configuration),
                   logger: logger)

@@ -20,7 +20,7 @@ extension ConfigTreeReader {
     func sensors(_ top: ObjectReader) -> [SensorSettings] {
         var seen: Set<String> = []
         return top.array("sensors").compactMap { item in
-            guard let sensor = ObjectReader(item.value, path: item.path, keys: ["address", "userId", "name"], sink: sink) else {
+            guard let sensor = ObjectReader(item.value, path: item.path, keys: ["address", "userId", "name", "backfill"], sink: sink) else {
                 if item.value == .null { sink.add(item.path, "expected an object, found null") }
                 return nil
             }
@@ -31,8 +31,23 @@ extension ConfigTreeReader {
                 sink.add(sensor.child("address"), "\(address) is listed twice")
             }
             let userId = identifier(sensor, "userId", default: nil) ?? ""
-            return SensorSettings(address: address, userId: userId, name: sensor.string("name", default: "MetaWear \(address.suffix(5))") ?? "")
+            return SensorSettings(address: address, userId: userId, name: sensor.string("name", default: "MetaWear \(address.suffix(5))") ?? "",
+                                  backfill: backfill(sensor))
         }
+    }
+
+    /// `backfill`: `true`/`false`, or `{"whenFull": "overwrite" | "stop"}`.
+    func backfill(_ sensor: ObjectReader) -> BackfillSettings? {
+        if case .object = sensor.values["backfill"], let section = sensor.object("backfill", keys: ["whenFull"]) {
+            switch section.string("whenFull", default: "overwrite") {
+            case "stop": return BackfillSettings(overwrite: false)
+            case "overwrite": return BackfillSettings(overwrite: true)
+            case let other:
+                sink.add(section.child("whenFull"), "\"\(other ?? "")\" is not a log policy (expected \"overwrite\" or \"stop\")")
+                return nil
+            }
+        }
+        return sensor.bool("backfill", default: false) ? BackfillSettings(overwrite: true) : nil
     }
 
     static func isAddress(_ text: String) -> Bool {

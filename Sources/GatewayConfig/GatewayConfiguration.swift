@@ -74,6 +74,23 @@ public struct SensorSettings: Sendable, Equatable {
     public var address: String
     public var userId: String
     public var name: String
+    /// `backfill: true` (or `{"whenFull": "overwrite" | "stop"}`): the board logs its gyro stream
+    /// and gaps of the link are filled from the log at the next connection.
+    public var backfill: BackfillSettings?
+
+    public init(address: String, userId: String, name: String, backfill: BackfillSettings? = nil) {
+        self.address = address
+        self.userId = userId
+        self.name = name
+        self.backfill = backfill
+    }
+}
+
+public struct BackfillSettings: Sendable, Equatable {
+    /// When the board's log is full: overwrite the oldest entries (default) or stop logging.
+    public var overwrite: Bool
+
+    public init(overwrite: Bool) { self.overwrite = overwrite }
 }
 
 public struct DiscoverySettings: Sendable, Equatable {

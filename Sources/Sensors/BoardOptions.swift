@@ -17,6 +17,21 @@ public struct BoardOptions: Sendable, Equatable {
     public var responseTimeout: Duration
     /// Notifications per second above which the board is asked for a 7.5 ms connection interval.
     public var shortIntervalThreshold: Double
+    /// Log the gyro on the board while streaming, and fill link gaps from the log (`nil`: off).
+    public var backfill: Backfill?
+
+    /// The board's log as a second copy of the stream.
+    public struct Backfill: Sendable, Equatable {
+        /// When the log is full: overwrite the oldest entries (true) or stop logging.
+        public var overwrite: Bool
+        /// A download that reports no progress for this long is abandoned (the entries stay).
+        public var stallTimeout: Duration
+
+        public init(overwrite: Bool = true, stallTimeout: Duration = .seconds(5)) {
+            self.overwrite = overwrite
+            self.stallTimeout = stallTimeout
+        }
+    }
 
     public init(gyro: Gyro.Configuration = .sdkDefault, accelerometer: Accelerometer.Configuration? = nil,
                 packed: Bool? = nil, ledOnStreamingStart: Bool = false, subscribeButton: Bool = false,

@@ -69,7 +69,7 @@ public actor MetaWearBoard {
 
     /// Receives every event, on the link's loop, synchronously.
     private let onEvent: @Sendable (BoardEvent) -> Void
-    private var parser = MetaWearPacketParser()
+    var parser = MetaWearPacketParser()
     private enum Phase { case discovering, stale, quiet, streaming }
     private var phase = Phase.quiet
     /// Data notifications that arrived before discovery finished.
@@ -83,8 +83,14 @@ public actor MetaWearBoard {
     /// When the last answer to a request arrived (host seconds): a time read off the board is
     /// that close to the read, however late the request's caller resumes.
     private var answerArrival: Double?
+    /// The log download in progress, fed by `0b 07`, `0b 08` and `0b 0d` notifications.
+    var download: LogDownloadState?
+    /// The gyro loggers' ids (x/y slice, z slice): found on the board, created, or told.
+    public internal(set) var loggers: (UInt8, UInt8)?
+    /// The last download, until the supervisor takes it (``takeDownload()``).
+    var downloaded: LogDownload?
     private var nextWaiterID = 0
-    private var closed = false
+    var closed = false
 
     private struct Waiter {
         var id: Int
@@ -152,6 +158,12 @@ public actor MetaWearBoard {
         early = []
         for (bytes, arrival) in kept { handle(bytes[...], arrival: arrival) }
         let clock = try await readClock()
+        if options.backfill != nil, info.isPresent(.logging) {
+            // A download that fails leaves the entries on the board; streaming must start anyway.
+            do { downloaded = try await downloadLog(clock: clock) } catch BoardError.linkClosed { throw BoardError.linkClosed } catch {
+                logger.warning("log download failed; the entries stay on the board", metadata: ["subsystem": "sensor", "error": "\(error)"])
+            }
+        }
         for command in plan.reset { try await link.write(command) }
         let stopTime = now()
         self.stopTime = stopTime
@@ -181,6 +193,7 @@ public actor MetaWearBoard {
     /// Configures and starts the planned streams, then button, connection interval and LED.
     public func startStreaming() async throws {
         guard let plan else { throw BoardError.timeout("start before initialise") }
+        if let backfill = options.backfill, info.isPresent(.logging) { try await startLogging(plan, backfill) }
         phase = .streaming
         for command in plan.startCommands { try await link.write(command) }
         if plan.wantsShortInterval {
@@ -233,7 +246,7 @@ public actor MetaWearBoard {
 
     // MARK: - Requests and notifications
 
-    private func request(_ command: MetaWearCommand, answer module: UInt8, _ register: UInt8, what: String,
+    func request(_ command: MetaWearCommand, answer module: UInt8, _ register: UInt8, what: String,
                          timeout: Duration? = nil) async throws -> [UInt8]
     {
         if closed { throw BoardError.linkClosed }
@@ -262,6 +275,7 @@ public actor MetaWearBoard {
 
     private func linkEnded() {
         closed = true
+        download?.fail(BoardError.linkClosed)
         for (_, waiter) in waiters { waiter.continuation.resume(throwing: BoardError.linkClosed) }
         waiters = [:]
     }
@@ -269,6 +283,7 @@ public actor MetaWearBoard {
     /// One notification, as the host read it (the slice is valid during this call only).
     func handle(_ bytes: ArraySlice<UInt8>, arrival: Double) {
         guard bytes.count >= 2 else { return }
+        if download != nil, bytes[bytes.startIndex] == MetaWearModuleID.logging.rawValue, readout(bytes) { return }
         if phase != .discovering, let data = parser.dataSamples(bytes) {
             switch data {
             case .gyro(let samples): gyroData(samples, arrival: arrival)

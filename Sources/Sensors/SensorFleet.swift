@@ -12,9 +12,12 @@ public actor SensorFleet {
     public struct Member: Sendable, Equatable {
         public var address: String
         public var userId: String
-        public init(address: String, userId: String) {
+        /// The board logs its stream, and link gaps are filled from the log (`nil`: off).
+        public var backfill: BoardOptions.Backfill?
+        public init(address: String, userId: String, backfill: BoardOptions.Backfill? = nil) {
             self.address = address
             self.userId = userId
+            self.backfill = backfill
         }
     }
 
@@ -92,6 +95,8 @@ public actor SensorFleet {
 
     @discardableResult
     private func add(_ member: Member) -> SensorSupervisor {
+        var settings = self.settings
+        settings.board.backfill = member.backfill
         let supervisor = SensorSupervisor(address: member.address, identity: SensorIdentity(device: member.address, userId: member.userId),
                                           engine: engine, settings: settings, logger: logger)
         supervisors[member.address] = supervisor

@@ -28,6 +28,12 @@ public struct SensorStatus: Sendable, Equatable {
     /// Samples the board produced for the gyro stream, received or not (the stream index).
     public var samplesExpected: Int64 = 0
     public var samplesReceived: Int64 = 0
+    /// Whether the board logs its stream for backfill.
+    public var backfill = false
+    /// Entries in the board's log at the last download, not yet removed (backfill only).
+    public var logEntries: Int64 = 0
+    /// Samples stored into gaps from the board's log.
+    public var backfilledSamples: Int64 = 0
     public var gaps: Int = 0
     public var missingSamples: Int64 = 0
     /// Epoch milliseconds of the newest sample.

@@ -73,6 +73,10 @@ public actor SensorSupervisor {
     private var connectedOnce = false
     /// The board's log clock at the last initialisation: a new `reset_uid` means it reset since.
     private var boardClock: BoardClock?
+    /// Host time (s) of tick 0 of each of the board's power cycles seen: what places log entries in time.
+    private var resetTimes: [UInt8: Double] = [:]
+    /// The gyro loggers' ids, once a board reported them (a board that reset forgets them).
+    private var loggerIDs: (UInt8, UInt8)?
     /// Answer timeouts double after a timeout (a board answering slowly), up to 8×; reset on success.
     private var timeoutScale = 1
     /// Data a board sent before a discovery that failed; parsed on the next link.
@@ -97,6 +101,7 @@ public actor SensorSupervisor {
         current = SensorStatus(address: address, userId: identity.userId, state: .discovered,
                                odrHz: settings.board.gyro.outputDataRate.hertz)
         current.transitions[.discovered] = 1
+        current.backfill = settings.board.backfill != nil
         self.loop = loop
     }
 
@@ -161,6 +166,7 @@ public actor SensorSupervisor {
             }
         }
         await board.keep(unparsed)
+        await board.setLoggers(loggerIDs)
         unparsed = []
         let watcher = Task { let reason = await link.waitForDisconnection(); self.linkWentDown(reason) }
         var streamed = false
@@ -186,6 +192,7 @@ public actor SensorSupervisor {
             }
             streamed = true
             transition(to: .streaming)
+            if settings.board.backfill != nil { await backfill(from: board) }
             switch await watch(board) {
             case .cancelled:
                 try? await board.stopStreaming()
@@ -271,6 +278,42 @@ public actor SensorSupervisor {
         watchTimer?.cancel()
     }
 
+    // MARK: - Backfill
+
+    /// Stores what the board's log holds for the gaps of its stream, then removes the downloaded
+    /// entries from the board: only after the commit, so a crash in between downloads them again
+    /// (and finds their gaps filled).
+    private func backfill(from board: MetaWearBoard) async {
+        if let ids = await board.loggers { loggerIDs = ids }
+        guard let download = await board.takeDownload(), let plan else { return }
+        current.logEntries = Int64(download.entries)
+        var unplaced = 0
+        var samples: [StoredSample] = []
+        samples.reserveCapacity(download.samples.count)
+        for logged in download.samples {
+            guard let reset = resetTimes[logged.resetUID] else { unplaced += 1; continue }
+            // A tick counts whole ticks: the sample came half a tick later on average.
+            let time = reset + (Double(logged.tick) + 0.5) * Logging.tickMilliseconds / 1000
+            let value = plan.gyro.decoder.scaleFloat(logged.triple)
+            samples.append(StoredSample(timestampMs: time * 1000, x: value.x, y: value.y, z: value.z))
+        }
+        samples.sort { $0.timestampMs < $1.timestampMs }
+        await drainFeed()  // the gaps of this reconnect are in the engine
+        do {
+            let report = try await engine.backfill(device: identity.device, stream: .gyro, samples: samples)
+            try await board.removeLogEntries(download.entries)
+            current.backfilledSamples += report.filled
+            current.logEntries = 0
+            logger.notice("backfilled from the board's log", metadata: [
+                "entries": "\(download.entries)", "samples": "\(samples.count)", "filled": "\(report.filled)",
+                "gapsClosed": "\(report.gapsClosed)", "gapsSkipped": "\(report.gapsSkipped)", "unplaced": "\(unplaced)",
+            ])
+        } catch {
+            current.lastError = "\(error)"
+            logger.warning("backfill failed; the log stays on the board for the next connection", metadata: ["error": "\(error)"])
+        }
+    }
+
     // MARK: - Events
 
     private func handle(_ event: BoardEvent) {
@@ -301,7 +344,10 @@ public actor SensorSupervisor {
         flushTrackers()
         self.plan = plan
         let end = restart.end(previousClock: boardClock)
-        if restart.clock != nil { boardClock = restart.clock }
+        if let clock = restart.clock {
+            boardClock = clock
+            resetTimes[clock.resetUID] = clock.resetTime
+        }
         if case .reset = end, pendingGapReason?.hasPrefix("disconnected") ?? true { pendingGapReason = "board reset" }
         for stream in [plan.gyro] + (plan.accelerometer.map { [$0] } ?? []) {
             if var tracker = trackers[stream.module], tracker.odrHz == stream.odrHz {

@@ -84,6 +84,22 @@ final class BadConfigTests: XCTestCase {
         try expect("retention.maxStoreBytes", "out of range") { $0["retention"] = ["maxStoreBytes": 10] }
         try expect("accelerometer.rangeG", "expected one of 2, 4, 8, 16") { $0["accelerometer"] = ["enabled": true, "rangeG": 3] }
         try expect("sensors", "expected an array, found an object") { $0["sensors"] = ["address": "x"] }
+        try expect("sensors[0].backfill", "expected true or false") { $0["sensors"] = [["address": "C4:BE:84:00:00:01", "userId": "u", "backfill": "on"]] }
+        try expect("sensors[0].backfill.whenFull", "expected \"overwrite\" or \"stop\"") {
+            $0["sensors"] = [["address": "C4:BE:84:00:00:01", "userId": "u", "backfill": ["whenFull": "wrap"]]]
+        }
+    }
+
+    func testBackfillIsPerSensor() throws {
+        func sensors(_ entries: [[String: Any]]) throws -> [SensorSettings] {
+            let object: [String: Any] = ["gatewayId": "gw1", "bluetooth": ["transport": "tcp:127.0.0.1:7001"], "mqtt": ["host": "127.0.0.1"],
+                                         "sensors": entries]
+            return try GatewayConfiguration.parse(try JSONSerialization.data(withJSONObject: object), baseDirectory: folder).sensors
+        }
+        let parsed = try sensors([["address": "C4:BE:84:00:00:01", "userId": "u", "backfill": true],
+                                  ["address": "C4:BE:84:00:00:02", "userId": "u", "backfill": ["whenFull": "stop"]],
+                                  ["address": "C4:BE:84:00:00:03", "userId": "u"]])
+        XCTAssertEqual(parsed.map(\.backfill), [BackfillSettings(overwrite: true), BackfillSettings(overwrite: false), nil])
     }
 
     func testEveryProblemIsReportedAtOnce() throws {

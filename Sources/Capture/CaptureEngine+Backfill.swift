@@ -1,0 +1,47 @@
+import GyroStore
+
+extension CaptureEngine {
+    /// Fills the device's recorded gaps of `stream` with samples from the board's log
+    /// (time-ordered, stamped on the host clock), as ``GyroStore/backfill(device:stream:samples:sessionDocuments:chunkDocument:)``
+    /// describes. When this returns, they are on disk.
+    ///
+    /// With the commit lock held: a stream's open chunk that lists a gap is closed first (its
+    /// samples become a document a backfill can extend), and everything appended so far is
+    /// committed, so the store holds every gap. Afterwards the engine's own copies of the sessions
+    /// get the same changes, so later commits carry them on.
+    @discardableResult
+    public func backfill(device: String, stream: SensorStream, samples: [StoredSample]) async throws -> BackfillReport {
+        guard !samples.isEmpty else { return BackfillReport() }
+        await lockCommits()
+        defer { unlockCommits() }
+        if var session = open.removeValue(forKey: device) {
+            if var state = session.streams.removeValue(forKey: stream) {
+                if !state.chunk.gaps.isEmpty, !state.samples.isEmpty {
+                    let (seq, lastMs) = (state.chunk.seq, state.lastMs)
+                    closeChunk(&state, session: &session)
+                    state = newStream(stream, state.nextIndex, session.record, state.chunk.odrHz, state.chunk.range, seq: seq + 1)
+                    state.lastMs = lastMs
+                }
+                session.streams[stream] = state
+            }
+            open[device] = session
+        }
+        try await commitLocked()
+        let renderer = self.renderer
+        let report = try await store.backfill(
+            device: device, stream: stream.rawValue, samples: samples, sessionDocuments: { renderer.sessionDocuments($0) },
+            chunkDocument: { chunk, session, old, added in renderer.chunk(chunk, session: session, splicing: old, adding: added) })
+        for (sessionId, changes) in report.changes {
+            if let device = open.first(where: { $0.value.record.id == sessionId })?.key {
+                for change in changes { open[device]!.record.apply(change) }
+            }
+            for index in pending.sessions.indices where pending.sessions[index].id == sessionId {
+                for change in changes { pending.sessions[index].apply(change) }
+            }
+        }
+        counters.backfilledSamples += report.filled
+        counters.missingSamples -= report.filled
+        if report.filled > 0 { onCommit() }
+        return report
+    }
+}

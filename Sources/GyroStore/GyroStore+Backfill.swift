@@ -1,0 +1,107 @@
+import Foundation
+import GRDB
+
+/// What a backfill changed.
+public struct BackfillReport: Sendable, Equatable {
+    /// Samples stored into gaps.
+    public var filled: Int64 = 0
+    /// Gaps filled completely.
+    public var gapsClosed = 0
+    /// Gaps the samples reached but could not fill: their chunk was pruned after publication, or is
+    /// still open.
+    public var gapsSkipped = 0
+    /// Per session: each gap that changed, and what is left of it.
+    public var changes: [String: [GapChange]] = [:]
+    /// The sessions as written.
+    public var sessions: [SessionRecord] = []
+
+    public init() {}
+
+    public struct GapChange: Sendable, Equatable {
+        public var gap: GapRange
+        public var remaining: [GapRange]
+        public var filled: Int64
+    }
+}
+
+extension SessionRecord {
+    /// Replaces `change.gap` by what is left of it, counting the samples that filled it.
+    public mutating func apply(_ change: BackfillReport.GapChange) {
+        guard let at = gaps.firstIndex(of: change.gap) else { return }
+        gaps.replaceSubrange(at...at, with: change.remaining)
+        samples += change.filled
+    }
+}
+
+extension GyroStore {
+    /// Fills the device's recorded gaps of `stream` with `samples` (time-ordered, from the board's
+    /// log), in one transaction.
+    ///
+    /// Each gap is filled in the chunk that lists it (the chunk holding the first sample after it),
+    /// which must be closed and still hold its document: `chunkDocument` renders the document again
+    /// with the new points (a new version of the same path, so subscribers converge), the chunk row
+    /// and the session row and documents (`sessionDocuments`) are rewritten with the gap replaced by
+    /// what is left of it (see ``GapFill``). `storeFull` gaps are not filled: those samples were
+    /// evicted by retention, which a backfill must not undo.
+    public func backfill(
+        device: String, stream: String, samples: [StoredSample],
+        sessionDocuments: @escaping @Sendable (SessionRecord) -> [DocumentWrite],
+        chunkDocument: @escaping @Sendable (ChunkRecord, SessionRecord, [UInt8], [StoredSample]) -> [UInt8]?
+    ) async throws(StoreError) -> BackfillReport {
+        guard let firstMs = samples.first?.timestampMs, let lastMs = samples.last?.timestampMs else { return BackfillReport() }
+        do {
+            return try await writer.write { db in
+                var report = BackfillReport()
+                let sessions = try SessionRecord.fetchAll(db, sql: """
+                    SELECT * FROM session WHERE device = ? COLLATE NOCASE AND gaps != '[]' AND startMs <= ? ORDER BY startMs
+                    """, arguments: [device, lastMs + 60_000])
+                let now = Date().timeIntervalSince1970
+                for var session in sessions {
+                    var changed = false
+                    for gap in session.gaps where gap.stream == stream && gap.reason != GapRange.storeFull
+                        && gap.toMs + 1000 >= firstMs && gap.fromMs - 1000 <= lastMs
+                    {
+                        guard var chunk = try ChunkRecord.fetchAll(db, sql: """
+                            SELECT * FROM chunk WHERE sessionId = ? AND stream = ? AND gaps != '[]'
+                            """, arguments: [session.id, stream]).first(where: { $0.gaps.contains(gap) })
+                        else { continue }
+                        let path = try DocumentPath("realtime_data/\(chunk.id)")
+                        guard !chunk.isOpen, !chunk.pruned,
+                              let row = try Row.fetchOne(db, sql: "SELECT body, retained FROM document WHERE path = ?", arguments: [path.rawValue])
+                        else {
+                            report.gapsSkipped += 1
+                            continue
+                        }
+                        let plan = GapFill(gap: gap, periodMs: 1000 / chunk.odrHz, samples: samples)
+                        guard let firstFilled = plan.filled.first, let lastFilled = plan.filled.last else { continue }
+                        let change = BackfillReport.GapChange(gap: gap, remaining: plan.remaining, filled: Int64(plan.filled.count))
+                        let at = chunk.gaps.firstIndex(of: gap)!
+                        chunk.gaps.replaceSubrange(at...at, with: plan.remaining)
+                        chunk.count += plan.filled.count
+                        chunk.firstIndex = min(chunk.firstIndex, firstFilled.index)
+                        chunk.startMs = min(chunk.startMs ?? .infinity, firstFilled.sample.timestampMs)
+                        chunk.endMs = max(chunk.endMs ?? -.infinity, lastFilled.sample.timestampMs)
+                        session.apply(change)
+                        let body: Data = row["body"]
+                        guard let rendered = chunkDocument(chunk, session, Array(body), plan.filled.map(\.sample)) else {
+                            throw StoreError.database(context: "backfilling chunk \(chunk.id)", reason: "its document could not be read back")
+                        }
+                        try chunk.update(db)
+                        try Self.write(DocumentWrite(path: path, body: rendered, retain: row["retained"], device: session.device), at: now, in: db)
+                        report.filled += change.filled
+                        if change.remaining.isEmpty { report.gapsClosed += 1 }
+                        report.changes[session.id, default: []].append(change)
+                        changed = true
+                    }
+                    guard changed else { continue }
+                    try session.update(db)
+                    for document in sessionDocuments(session) { try Self.write(document, at: now, in: db) }
+                    report.sessions.append(session)
+                }
+                return report
+            }
+        } catch {
+            throw .wrapping(error, context: "backfilling \(samples.count) logged samples of \(device)")
+        }
+    }
+}

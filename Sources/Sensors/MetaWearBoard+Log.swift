@@ -1,0 +1,163 @@
+import MetaWear
+
+/// A finished log download: the samples put back together, and how many entries it covered (the
+/// count to remove from the board once they are stored).
+public struct LogDownload: Sendable {
+    public var samples: [LogReassembler.Sample]
+    public var entries: UInt32
+    /// Entries that belonged to no gyro logger, or lost their partner slice.
+    public var ignored: Int
+    /// The log clock read at the initialisation that downloaded it.
+    public var clock: BoardClock?
+}
+
+/// A download in progress, fed from the board's notifications on the loop.
+struct LogDownloadState {
+    var reassembler: LogReassembler
+    var samples: [LogReassembler.Sample] = []
+    var left: UInt32
+    var lastActivity: Double
+    var waiter: CheckedContinuation<Void, any Error>?
+    var done = false
+
+    mutating func finish() {
+        done = true
+        waiter?.resume()
+        waiter = nil
+    }
+
+    mutating func fail(_ error: any Error) {
+        waiter?.resume(throwing: error)
+        waiter = nil
+    }
+}
+
+/// The board's log as a second copy of the gyro stream (``BoardOptions/backfill``).
+///
+/// While streaming, two loggers record the gyro data signal (x/y and z slices, section 9.2). At the
+/// next initialisation, before the reset sequence tears the loggers down, every entry is downloaded
+/// (section 9.4: each page confirmed on revision 2 boards) and kept for the supervisor, which
+/// stores what falls into gaps and only then removes the downloaded entries from the board
+/// (``removeLogEntries(_:)``): a download cut short, or a gateway killed before its commit, leaves
+/// them for the next one.
+extension MetaWearBoard {
+    /// The finished download of the last initialisation, once.
+    public func takeDownload() -> LogDownload? {
+        defer { downloaded = nil }
+        return downloaded
+    }
+
+    /// Loggers made by an earlier connection of this supervisor (their ids are not on a board that reset).
+    public func setLoggers(_ ids: (UInt8, UInt8)?) { if loggers == nil { loggers = ids } }
+
+    func downloadLog(clock: BoardClock?) async throws -> LogDownload? {
+        guard let plan, let backfill = options.backfill else { return nil }
+        let triggers = gyroTriggers(plan)
+        if let found = try await findLoggers(triggers) { loggers = found }
+        guard let (first, second) = loggers else { return nil }
+        let revision = info.modules[.logging]?.revision ?? 0
+        for command in Logging.enableReadoutNotifications(moduleRevision: revision) { try await link.write(command) }
+        let answer = try await request(Logging.readLength(), answer: MetaWearModuleID.logging.rawValue, 0x85, what: "log length read")
+        guard case .logLength(let count) = try? parser.parse(answer), count > 0 else {
+            return LogDownload(samples: [], entries: 0, ignored: 0, clock: clock)
+        }
+        download = LogDownloadState(reassembler: LogReassembler(firstID: first, secondID: second), left: count, lastActivity: now())
+        defer { download = nil }
+        try await link.write(Logging.readout(count: count, progressEvery: max(1, count / 20)))
+        try await waitForDownload(stallTimeout: backfill.stallTimeout)
+        let state = download!
+        logger.info("log downloaded", metadata: ["subsystem": "sensor", "entries": "\(count)", "samples": "\(state.samples.count)",
+                                                 "ignored": "\(state.reassembler.ignoredEntries + state.reassembler.unpaired)"])
+        return LogDownload(samples: state.samples, entries: count, ignored: state.reassembler.ignoredEntries + state.reassembler.unpaired,
+                           clock: clock)
+    }
+
+    /// Waits for the progress notification that says no entry is left; fails after `stallTimeout`
+    /// without any readout notification.
+    private func waitForDownload(stallTimeout: Duration) async throws {
+        let timer = Task { [weak self] in
+            while !Task.isCancelled {
+                guard let self, let idle = await self.downloadIdle() else { return }
+                let left = stallTimeout.seconds - idle
+                if left <= 0 {
+                    await self.failDownload(BoardError.timeout("log readout (no progress for \(stallTimeout))"))
+                    return
+                }
+                try? await Task.sleep(for: .seconds(left))
+            }
+        }
+        defer { timer.cancel() }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            if closed { return continuation.resume(throwing: BoardError.linkClosed) }
+            if download?.done == true { return continuation.resume() }
+            download?.waiter = continuation
+        }
+    }
+
+    private func downloadIdle() -> Double? { download.map { now() - $0.lastActivity } }
+    private func failDownload(_ error: any Error) { download?.fail(error) }
+
+    /// One logging notification during a download; `false` when it is not part of the readout.
+    func readout(_ bytes: ArraySlice<UInt8>) -> Bool {
+        let register = bytes[bytes.startIndex + 1]
+        switch register {
+        case Logging.ReadoutRegister.readoutNotify:
+            guard let entries = Logging.Entry.parse(bytes) else { return true }
+            download!.lastActivity = now()
+            download!.reassembler.take(entries, into: &download!.samples)
+        case Logging.ReadoutRegister.readoutProgress:
+            guard bytes.count == 6 else { return true }
+            let start = bytes.startIndex + 2
+            let left = UInt32(bytes[start]) | UInt32(bytes[start + 1]) << 8 | UInt32(bytes[start + 2]) << 16 | UInt32(bytes[start + 3]) << 24
+            download!.left = left
+            download!.lastActivity = now()
+            if left == 0 { download!.finish() }
+        case Logging.Register.readoutPageCompleted:
+            download!.lastActivity = now()
+            let link = self.link
+            Task { try? await link.write(Logging.confirmPage()) }
+        default:
+            return false
+        }
+        return true
+    }
+
+    /// The board's loggers that record `triggers`, from `0b 82 <slot>` (a board that kept its
+    /// loggers across a gateway restart).
+    private func findLoggers(_ triggers: [Logging.Trigger]) async throws -> (UInt8, UInt8)? {
+        guard let slots = info.loggerSlotCount, triggers.count == 2 else { return nil }
+        var found: [Logging.Trigger: UInt8] = [:]
+        for slot in 0..<UInt8(clamping: slots) {
+            let answer = try await request(Logging.readLogger(slot: slot), answer: MetaWearModuleID.logging.rawValue, 0x82,
+                                           what: "logger \(slot) read")
+            if let trigger = Logging.Trigger(readAnswer: answer[...]), found[trigger] == nil { found[trigger] = slot }
+        }
+        guard let first = found[triggers[0]], let second = found[triggers[1]] else { return nil }
+        return (first, second)
+    }
+
+    /// Creates the gyro loggers (each id awaited, as the SDK does) and starts logging.
+    func startLogging(_ plan: StreamingPlan, _ backfill: BoardOptions.Backfill) async throws {
+        var ids: [UInt8] = []
+        for trigger in gyroTriggers(plan) {
+            let answer = try await request(Logging.createLogger(trigger), answer: MetaWearModuleID.logging.rawValue, Logging.Register.trigger,
+                                           what: "logger creation \(trigger)")
+            guard case .loggerCreated(let id) = try? parser.parse(answer) else { throw BoardError.timeout("logger creation \(trigger)") }
+            ids.append(id)
+        }
+        loggers = (ids[0], ids[1])
+        for command in Logging.start(overwrite: backfill.overwrite) { try await link.write(command) }
+    }
+
+    /// Removes the `count` oldest entries: the downloaded ones, after they were stored.
+    public func removeLogEntries(_ count: UInt32) async throws {
+        guard count > 0 else { return }
+        let revision = info.modules[.logging]?.revision ?? 0
+        for command in Logging.removeEntries(count: count, moduleRevision: revision) { try await link.write(command) }
+    }
+
+    private func gyroTriggers(_ plan: StreamingPlan) -> [Logging.Trigger] {
+        guard let register = info.gyroRegisters?.data else { return [] }
+        return Logging.Trigger.threeAxis(module: .gyro, dataRegister: register)
+    }
+}
