@@ -12,7 +12,7 @@ extension MQTTPublisher {
     /// acknowledged rows are removed by another task (`removeAcknowledged`), so the actor stays
     /// free for outcomes.
     func fill() async {
-        if connected, phase == .running, !fetching, !exhausted, !stalled {
+        if connected, phase == .running || phase == .draining, !fetching, !exhausted, !stalled {
             fetchPage()
         }
         // One transaction and fsync per batch; at once when nothing is in flight.
@@ -58,11 +58,8 @@ extension MQTTPublisher {
             status.lastError = failure.snapshot
             logger.error("publish failed", metadata: ["error": "\(failure)"])
         }
-        if phase == .draining {
-            await shutdownProgress()
-        } else {
-            await fill()
-        }
+        await fill()
+        if phase == .draining { await shutdownProgress() }
     }
 
     /// Counts refusals in the store, in a task of its own; rows refused too often are parked.

@@ -3,7 +3,9 @@ import Foundation
 import GyroStore
 import Logging
 
-/// Graceful stop: no new rows, outstanding PUBACKs awaited briefly, offline status, clean DISCONNECT.
+/// Graceful stop: the rows in the outbox are delivered and acknowledged within the shutdown grace
+/// (capture's final documents, committed just before: the closed sessions' records), then the
+/// offline status and a clean DISCONNECT. Rows not acknowledged in time stay in the outbox.
 extension MQTTPublisher {
     func beginShutdown() async {
         guard phase == .running else { return }
@@ -13,15 +15,12 @@ extension MQTTPublisher {
             return
         }
         phase = .draining
-        logger.info("stopping: waiting for outstanding acknowledgements", metadata: ["inFlight": "\(windowed)"])
+        logger.info("stopping: delivering what is left in the outbox", metadata: ["inFlight": "\(windowed)"])
         scheduleShutdownTimeout()
-        // No further rows: only the publishes already handed over are awaited.
-        if let connection {
-            fetchEpoch += 1
-            await apply(connection.window.replaceQueue(with: [], admitting: fetchEpoch))
-        } else {
-            await shutdownProgress()
-        }
+        // Rows committed since the last pass (the final documents) are looked for again.
+        exhausted = false
+        await fill()
+        await shutdownProgress()
     }
 
     func scheduleShutdownTimeout() {
@@ -33,8 +32,15 @@ extension MQTTPublisher {
         })
     }
 
-    func shutdownProgress() async {
-        guard phase == .draining, windowed == 0 else { return }
+    /// Goes offline once the outbox is drained and acknowledged, or at once when `force`d (the grace
+    /// ran out): no further rows are handed over.
+    func shutdownProgress(force: Bool = false) async {
+        guard phase == .draining else { return }
+        guard force || (windowed == 0 && queued == 0 && !fetching && exhausted) else { return }
+        if let connection {
+            fetchEpoch += 1
+            _ = connection.window.replaceQueue(with: [], admitting: fetchEpoch)
+        }
         await flushAcks()
         publishPresence(online: false)
         if case .goingOffline = phase { scheduleShutdownTimeout() }
@@ -43,9 +49,9 @@ extension MQTTPublisher {
     func shutdownTimedOut() async {
         switch phase {
         case .draining:
-            logger.warning("stopping with unacknowledged publishes; they stay in the outbox", metadata: ["inFlight": "\(windowed)"])
+            logger.warning("stopping with rows not delivered or acknowledged; they stay in the outbox", metadata: ["inFlight": "\(windowed)"])
             windowed = 0
-            await shutdownProgress()
+            await shutdownProgress(force: true)
         case .goingOffline:
             phase = .stopped
         default:

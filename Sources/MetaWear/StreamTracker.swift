@@ -82,6 +82,9 @@ public struct StreamTracker: Sendable {
     /// At the start of a board stream, notifications are held for `warmUpWindow` and the
     /// clock is anchored on the lowest of them (the first arrival alone may be late by jitter).
     private var warming = true
+    /// When the board's counter restarted without a start command from the gateway (it resumed its
+    /// streams after a reset): the samples due between then and the first one received are missing.
+    private var runStart: Double?
 
     public init(odrHz: Double, decoder: SampleDecoder, confirmationWindow: Double = 0.5, warmUpWindow: Double? = nil) {
         self.odrHz = odrHz
@@ -120,6 +123,13 @@ public struct StreamTracker: Sendable {
                 gapCount += 1
             }
             pendingReason = reason
+        }
+        if case .reset(let time) = end {
+            // The old run ended at the reset; a run the board resumes on its own starts there.
+            lastStamp = nil
+            runStart = time
+        } else {
+            runStart = nil
         }
         nextGapReason = nil
         segmentBase = nextIndex
@@ -174,6 +184,17 @@ public struct StreamTracker: Sendable {
             anchor = min(anchor, item.arrival - Double(position - items[0].samples.count) * clock.nominalPeriod)
         }
         let first = clock.timestamp(sampleCount: items[0].samples.count, arrivalTime: anchor)
+        if let runStart {
+            // Sample 0 of the run was due at its start: the first one received is sample k.
+            let lead = Self.wholeSamples((first.firstTime - runStart) * odrHz + 0.5)
+            if lead > 0 {
+                segmentBase += lead
+                nextIndex += lead
+                missingSamples += lead
+                gapCount += 1
+            }
+            self.runStart = nil
+        }
         noteAccepted(residual(first, anchor), items[0].arrival)
         out.append(emit(items[0].samples, first))
         replay(items.dropFirst(), into: &out, final: final)

@@ -7,8 +7,6 @@ public struct LogDownload: Sendable {
     public var entries: UInt32
     /// Entries that belonged to no gyro logger, or lost their partner slice.
     public var ignored: Int
-    /// The log clock read at the initialisation that downloaded it.
-    public var clock: BoardClock?
 }
 
 /// A download in progress, fed from the board's notifications on the loop.
@@ -34,32 +32,22 @@ struct LogDownloadState {
 
 /// The board's log as a second copy of the gyro stream (``BoardOptions/backfill``).
 ///
-/// While streaming, two loggers record the gyro data signal (x/y and z slices, section 9.2). At the
-/// next initialisation, before the reset sequence tears the loggers down, every entry is downloaded
-/// (section 9.4: each page confirmed on revision 2 boards) and kept for the supervisor, which
-/// stores what falls into gaps and only then removes the downloaded entries from the board
-/// (``removeLogEntries(_:)``): a download cut short, or a gateway killed before its commit, leaves
-/// them for the next one.
+/// Two loggers record the gyro data signal (x/y and z slices, section 9.2), created at every
+/// start of streaming. The reset sequence of an initialisation removes the loggers but not their
+/// entries (flash keeps them until `0b 09`), so once streaming has started again, with the gap of
+/// the interruption recorded, every entry is downloaded (section 9.4: each page confirmed on
+/// revision 2 boards). The supervisor stores what falls into gaps and only then removes the
+/// downloaded entries from the board (``removeLogEntries(_:)``): a download cut short, or a gateway
+/// killed before its commit, leaves them for the next one.
 extension MetaWearBoard {
-    /// The finished download of the last initialisation, once.
-    public func takeDownload() -> LogDownload? {
-        defer { downloaded = nil }
-        return downloaded
-    }
-
-    /// Loggers made by an earlier connection of this supervisor (their ids are not on a board that reset).
-    public func setLoggers(_ ids: (UInt8, UInt8)?) { if loggers == nil { loggers = ids } }
-
-    func downloadLog(clock: BoardClock?) async throws -> LogDownload? {
-        guard let plan, let backfill = options.backfill else { return nil }
-        let triggers = gyroTriggers(plan)
-        if let found = try await findLoggers(triggers) { loggers = found }
-        guard let (first, second) = loggers else { return nil }
+    /// Downloads every entry of the log; `nil` when the board does not log for this gateway.
+    public func downloadLog() async throws -> LogDownload? {
+        guard let backfill = options.backfill, info.isPresent(.logging), let (first, second) = loggers else { return nil }
         let revision = info.modules[.logging]?.revision ?? 0
         for command in Logging.enableReadoutNotifications(moduleRevision: revision) { try await link.write(command) }
         let answer = try await request(Logging.readLength(), answer: MetaWearModuleID.logging.rawValue, 0x85, what: "log length read")
         guard case .logLength(let count) = try? parser.parse(answer), count > 0 else {
-            return LogDownload(samples: [], entries: 0, ignored: 0, clock: clock)
+            return LogDownload(samples: [], entries: 0, ignored: 0)
         }
         download = LogDownloadState(reassembler: LogReassembler(firstID: first, secondID: second), left: count, lastActivity: now())
         defer { download = nil }
@@ -68,8 +56,7 @@ extension MetaWearBoard {
         let state = download!
         logger.info("log downloaded", metadata: ["subsystem": "sensor", "entries": "\(count)", "samples": "\(state.samples.count)",
                                                  "ignored": "\(state.reassembler.ignoredEntries + state.reassembler.unpaired)"])
-        return LogDownload(samples: state.samples, entries: count, ignored: state.reassembler.ignoredEntries + state.reassembler.unpaired,
-                           clock: clock)
+        return LogDownload(samples: state.samples, entries: count, ignored: state.reassembler.ignoredEntries + state.reassembler.unpaired)
     }
 
     /// Waits for the progress notification that says no entry is left; fails after `stallTimeout`
@@ -102,9 +89,13 @@ extension MetaWearBoard {
         let register = bytes[bytes.startIndex + 1]
         switch register {
         case Logging.ReadoutRegister.readoutNotify:
-            guard let entries = Logging.Entry.parse(bytes) else { return true }
-            download!.lastActivity = now()
-            download!.reassembler.take(entries, into: &download!.samples)
+            guard let entries = Logging.Entry.parse(bytes), var state = download else { return true }
+            // Taken out while it grows: two inout accesses to `download` would overlap, and a
+            // copy left behind would copy the samples on every notification.
+            download = nil
+            state.lastActivity = now()
+            state.reassembler.take(entries, into: &state.samples)
+            download = state
         case Logging.ReadoutRegister.readoutProgress:
             guard bytes.count == 6 else { return true }
             let start = bytes.startIndex + 2
@@ -120,20 +111,6 @@ extension MetaWearBoard {
             return false
         }
         return true
-    }
-
-    /// The board's loggers that record `triggers`, from `0b 82 <slot>` (a board that kept its
-    /// loggers across a gateway restart).
-    private func findLoggers(_ triggers: [Logging.Trigger]) async throws -> (UInt8, UInt8)? {
-        guard let slots = info.loggerSlotCount, triggers.count == 2 else { return nil }
-        var found: [Logging.Trigger: UInt8] = [:]
-        for slot in 0..<UInt8(clamping: slots) {
-            let answer = try await request(Logging.readLogger(slot: slot), answer: MetaWearModuleID.logging.rawValue, 0x82,
-                                           what: "logger \(slot) read")
-            if let trigger = Logging.Trigger(readAnswer: answer[...]), found[trigger] == nil { found[trigger] = slot }
-        }
-        guard let first = found[triggers[0]], let second = found[triggers[1]] else { return nil }
-        return (first, second)
     }
 
     /// Creates the gyro loggers (each id awaited, as the SDK does) and starts logging.

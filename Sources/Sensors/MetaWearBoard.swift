@@ -10,6 +10,9 @@ public enum BoardEvent: Sendable {
     /// `restart`); samples after this event belong to the new streams of `plan`. Every stale
     /// sample of the old gyro stream was sent before this event.
     case restarted(StreamingPlan, StreamRestart)
+    /// The board's log clock, read at an initialisation before any stale sample is passed on: a
+    /// new `reset_uid` means the board reset since the last one.
+    case clock(BoardClock)
     case button(Switch.State)
     case battery(Settings.BatteryState)
 }
@@ -85,10 +88,8 @@ public actor MetaWearBoard {
     private var answerArrival: Double?
     /// The log download in progress, fed by `0b 07`, `0b 08` and `0b 0d` notifications.
     var download: LogDownloadState?
-    /// The gyro loggers' ids (x/y slice, z slice): found on the board, created, or told.
+    /// The gyro loggers' ids (x/y slice, z slice), once created.
     public internal(set) var loggers: (UInt8, UInt8)?
-    /// The last download, until the supervisor takes it (``takeDownload()``).
-    var downloaded: LogDownload?
     private var nextWaiterID = 0
     var closed = false
 
@@ -153,17 +154,12 @@ public actor MetaWearBoard {
         let running = try await request(Gyro.readConfiguration(), answer: MetaWearModuleID.gyro.rawValue, 0x83,
                                         what: "gyro configuration read")
         staleGyroMatches = running == [0x13, 0x83] + plan.gyro.configure.payload
+        // Before any stale sample is passed on: a board that reset since starts a new run.
+        if let clock = try await readClock() { onEvent(.clock(clock)) }
         phase = .stale
         let kept = early
         early = []
         for (bytes, arrival) in kept { handle(bytes[...], arrival: arrival) }
-        let clock = try await readClock()
-        if options.backfill != nil, info.isPresent(.logging) {
-            // A download that fails leaves the entries on the board; streaming must start anyway.
-            do { downloaded = try await downloadLog(clock: clock) } catch BoardError.linkClosed { throw BoardError.linkClosed } catch {
-                logger.warning("log download failed; the entries stay on the board", metadata: ["subsystem": "sensor", "error": "\(error)"])
-            }
-        }
         for command in plan.reset { try await link.write(command) }
         let stopTime = now()
         self.stopTime = stopTime
@@ -171,7 +167,7 @@ public actor MetaWearBoard {
         _ = try await request(Gyro.readConfiguration(), answer: MetaWearModuleID.gyro.rawValue, 0x83,
                               what: "gyro configuration read")
         phase = .quiet
-        onEvent(.restarted(plan, StreamRestart(stopTime: stopTime, staleDelivered: staleGyroDelivered, clock: clock)))
+        onEvent(.restarted(plan, StreamRestart(stopTime: stopTime, staleDelivered: staleGyroDelivered)))
         logger.info("board initialised", metadata: [
             "subsystem": "sensor", "model": "\(info.model.rawValue)", "firmware": "\(info.firmwareRevision ?? "?")",
             "gyro": "\(info.gyroChip?.rawValue ?? "none")", "packed": "\(plan.gyro.packed)",
@@ -292,9 +288,11 @@ public actor MetaWearBoard {
             return
         }
         let start = bytes.startIndex
-        // A read answer (bit 0x80, silent bit folded) may complete a request.
-        if bytes[start + 1] & 0x80 != 0 {
-            let key = UInt16(bytes[start]) << 8 | UInt16(bytes[start + 1] & ~MetaWearRegister.silentBit)
+        // A read answer (bit 0x80, silent bit folded), or a creation's id (`0b 02 <id>`), may
+        // complete a request.
+        if bytes[start + 1] & 0x80 != 0 || !waiters.isEmpty {
+            let register = bytes[start + 1] & 0x80 != 0 ? bytes[start + 1] & ~MetaWearRegister.silentBit : bytes[start + 1]
+            let key = UInt16(bytes[start]) << 8 | UInt16(register)
             if let waiter = waiters.removeValue(forKey: key) {
                 answerArrival = arrival
                 waiter.continuation.resume(returning: Array(bytes))

@@ -75,8 +75,6 @@ public actor SensorSupervisor {
     private var boardClock: BoardClock?
     /// Host time (s) of tick 0 of each of the board's power cycles seen: what places log entries in time.
     private var resetTimes: [UInt8: Double] = [:]
-    /// The gyro loggers' ids, once a board reported them (a board that reset forgets them).
-    private var loggerIDs: (UInt8, UInt8)?
     /// Answer timeouts double after a timeout (a board answering slowly), up to 8×; reset on success.
     private var timeoutScale = 1
     /// Data a board sent before a discovery that failed; parsed on the next link.
@@ -166,7 +164,6 @@ public actor SensorSupervisor {
             }
         }
         await board.keep(unparsed)
-        await board.setLoggers(loggerIDs)
         unparsed = []
         let watcher = Task { let reason = await link.waitForDisconnection(); self.linkWentDown(reason) }
         var streamed = false
@@ -284,8 +281,15 @@ public actor SensorSupervisor {
     /// entries from the board: only after the commit, so a crash in between downloads them again
     /// (and finds their gaps filled).
     private func backfill(from board: MetaWearBoard) async {
-        if let ids = await board.loggers { loggerIDs = ids }
-        guard let download = await board.takeDownload(), let plan else { return }
+        let download: LogDownload
+        do {
+            guard let downloaded = try await board.downloadLog() else { return }
+            download = downloaded
+        } catch {
+            logger.warning("log download failed; the entries stay on the board for the next connection", metadata: ["error": "\(error)"])
+            return
+        }
+        guard let plan else { return }
         current.logEntries = Int64(download.entries)
         var unplaced = 0
         var samples: [StoredSample] = []
@@ -335,6 +339,22 @@ public actor SensorSupervisor {
             record(battery)
         case .restarted(let plan, let restart):
             restartStreams(plan, restart)
+        case .clock(let clock):
+            clockRead(clock)
+        }
+    }
+
+    /// A new `reset_uid` since the last reading: the board reset, which ended its streams. A board
+    /// that resumes them (its stale samples follow) starts a new run of its counter at the reset.
+    private func clockRead(_ clock: BoardClock) {
+        let reset = boardClock.map { $0.resetUID != clock.resetUID } ?? false
+        boardClock = clock
+        resetTimes[clock.resetUID] = clock.resetTime
+        guard reset else { return }
+        logger.notice("the board reset since the last connection", metadata: ["resetUID": "\(clock.resetUID)"])
+        flushTrackers()
+        for module in trackers.keys {
+            trackers[module]?.restart(end: .reset(at: clock.resetTime), reason: "board reset")
         }
     }
 
@@ -343,12 +363,7 @@ public actor SensorSupervisor {
     private func restartStreams(_ plan: StreamingPlan, _ restart: StreamRestart) {
         flushTrackers()
         self.plan = plan
-        let end = restart.end(previousClock: boardClock)
-        if let clock = restart.clock {
-            boardClock = clock
-            resetTimes[clock.resetUID] = clock.resetTime
-        }
-        if case .reset = end, pendingGapReason?.hasPrefix("disconnected") ?? true { pendingGapReason = "board reset" }
+        let end = restart.end
         for stream in [plan.gyro] + (plan.accelerometer.map { [$0] } ?? []) {
             if var tracker = trackers[stream.module], tracker.odrHz == stream.odrHz {
                 tracker.restart(end: end, reason: pendingGapReason ?? "reinitialised")

@@ -18,20 +18,12 @@ public struct StreamRestart: Sendable, Equatable {
     public var stopTime: Double
     /// Whether the board's old gyro stream was still running on this link (its samples arrived).
     public var staleDelivered: Bool
-    /// The log clock, on boards with a logging module.
-    public var clock: BoardClock?
 
-    public init(stopTime: Double, staleDelivered: Bool, clock: BoardClock?) {
+    public init(stopTime: Double, staleDelivered: Bool) {
         self.stopTime = stopTime
         self.staleDelivered = staleDelivered
-        self.clock = clock
     }
 
-    /// How the old stream ended, given the clock read at the initialisation before (`nil` at the
-    /// first one).
-    public func end(previousClock: BoardClock?) -> StreamEnd {
-        if staleDelivered { return .delivered }
-        if let clock, let previousClock, clock.resetUID != previousClock.resetUID { return .reset(at: clock.resetTime) }
-        return .stopped(at: stopTime)
-    }
+    /// How the old stream ended (a reset is told apart earlier, by ``BoardEvent/clock(_:)``).
+    public var end: StreamEnd { staleDelivered ? .delivered : .stopped(at: stopTime) }
 }

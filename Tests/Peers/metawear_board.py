@@ -19,6 +19,14 @@ Packed: ``[mod, packed_reg, s(n), s(n+1), s(n+2)]`` per 3 delivered samples, old
 first (a dropped sample is skipped, so a packet can straddle a gap).
 Streaming is paced by the wall clock: sample k is due at t0 + k/ODR and all due
 samples are emitted on each wake-up (bursts if the loop fell behind; no drift).
+
+Logging (module 0x0b): while logging is enabled, every sample a stream produces is
+written to the emulated flash (``LogStore``) once per trigger whose source is that
+stream's data register: entry = ``[id | reset_uid<<5] [tick u32 LE] [4 data bytes]``,
+tick = the sample's due time since the last board reset / TICK_S. A readout (``0b 06``)
+sends the oldest entries as ``0b 07`` notifications (2 entries, or 1), progress ``0b 08``
+and, on logging revision 2, pauses at the end of every 512-entry flash page (``0b 0d``)
+until the host confirms with ``0b 0e``. See README.md, "Logging".
 """
 
 from __future__ import annotations
@@ -30,6 +38,11 @@ import time
 from typing import Callable
 
 TICK_S = 48 / 32768  # logging tick, 1.46484375 ms
+LOG_ENTRY = 9        # bytes per log entry on the wire and in LogStore
+LOG_PAGE = 512       # entries per flash page (rev 2: page-completed handshake)
+LOG_SLOTS = 8        # trigger slots, module-info extra[0] on both models
+LOG_CAPACITY = 1_000_000
+LOG_READOUT_RATE = 2000.0  # readout notifications per second (0 = unpaced)
 
 # Module-info answers. Values marked "doc" come from metawear-protocol.md 2.1;
 # the others are plausible placeholders (impl 0, rev 0) for modules a gateway
@@ -61,14 +74,110 @@ MODULES_MMS = {
 }
 MODELS = {
     "MMR": {"model_number": "5", "modules": MODULES_MMR, "hardware": "0.4",
-            "gyro_impl": 0, "acc_impl": 1},
+            "gyro_impl": 0, "acc_impl": 1, "log_revision": 2},
     "MMS": {"model_number": "8", "modules": MODULES_MMS, "hardware": "0.1",
-            "gyro_impl": 1, "acc_impl": 4},
+            "gyro_impl": 1, "acc_impl": 4, "log_revision": 3},
 }
 
 
 def int16(v: int) -> int:
     return ((v + 32768) % 65536) - 32768
+
+
+class LogStore:
+    """The board's log flash: 9-byte entries, oldest first, in one bytearray.
+
+    Every entry ever written has a sequence number (its flash position, counted since the
+    peer started; never reused): the oldest stored entry is ``first_seq``, the next one to
+    be written ``next_seq``. Flash page = seq // LOG_PAGE. Entries survive board resets.
+    """
+
+    def __init__(self, capacity: int = LOG_CAPACITY):
+        self.buf = bytearray()
+        self.start = 0              # index (in entries) of the oldest stored entry in buf
+        self.first_seq = 0
+        self.capacity = capacity
+        self.circular = False
+        self.logged = 0             # entries written
+        self.overwritten = 0        # oldest entries dropped by circular mode (or a smaller capacity)
+        self.discarded_full = 0     # entries not written: full, stop-when-full mode
+        self.removed = 0            # removed by 0b 09
+
+    def __len__(self) -> int:
+        return len(self.buf) // LOG_ENTRY - self.start
+
+    @property
+    def next_seq(self) -> int:
+        return self.first_seq + len(self)
+
+    def append(self, entry: bytes) -> None:
+        if len(self) >= self.capacity:
+            if not self.circular:
+                self.discarded_full += 1
+                return
+            self.overwritten += 1
+            self._drop(len(self) - self.capacity + 1)
+        self.buf += entry
+        self.logged += 1
+
+    def _drop(self, count: int) -> int:
+        count = max(0, min(count, len(self)))
+        self.start += count
+        self.first_seq += count
+        if self.start >= 4096 and 2 * self.start >= len(self.buf) // LOG_ENTRY:
+            del self.buf[:self.start * LOG_ENTRY]
+            self.start = 0
+        return count
+
+    def remove(self, count: int) -> int:
+        """Remove the `count` oldest entries (0b 09); returns how many were removed."""
+        removed = self._drop(count)
+        self.removed += removed
+        return removed
+
+    def set_capacity(self, capacity: int) -> int:
+        """New capacity; the oldest entries beyond it are dropped (returned)."""
+        self.capacity = capacity
+        trimmed = self._drop(len(self) - capacity) if len(self) > capacity else 0
+        self.overwritten += trimmed
+        return trimmed
+
+    def read(self, seq: int, count: int) -> bytes:
+        offset = (self.start + seq - self.first_seq) * LOG_ENTRY
+        return bytes(self.buf[offset:offset + count * LOG_ENTRY])
+
+
+class Readout:
+    """One log readout (0b 06): the `n` oldest entries from `next_seq` on."""
+
+    def __init__(self, requested: int, n: int, notify_every: int, first_seq: int):
+        self.requested = requested
+        self.n = n
+        self.notify_every = notify_every
+        self.next_seq = first_seq
+        self.left = n
+        self.sent = 0                # entries put in 0b 07 notifications
+        self.delivered = 0           # of those, in notifications that went out
+        self.skipped = 0             # removed/overwritten before they could be read
+        self.notifications = 0
+        self.pages = 0               # page-completed pauses (rev 2)
+        self.next_progress = notify_every
+        self.state = "running"
+        self.cancel_reason = None
+        self.started_wall = time.time()
+        self.started = time.monotonic()
+        self.ended: float | None = None
+
+    def status(self) -> dict:
+        duration = (self.ended or time.monotonic()) - self.started
+        return {
+            "requested": self.requested, "n": self.n, "notify_every": self.notify_every,
+            "sent": self.sent, "delivered": self.delivered, "skipped": self.skipped,
+            "left": self.left, "notifications": self.notifications, "pages": self.pages,
+            "state": self.state, "cancel_reason": self.cancel_reason,
+            "started_t": round(self.started_wall, 3), "duration_s": round(duration, 3),
+            "entries_per_s": round(self.sent / duration, 1) if duration > 0 else None,
+        }
 
 
 class Channel:
@@ -91,6 +200,9 @@ class Channel:
         self.t0_wall = 0.0
         # Samples of the current run (start command or reset to stop or reset) that went out.
         self.run_sent = 0
+        # Loggers on the data register while logging is enabled: (id, offset, length, since),
+        # since = loop time from which produced samples are logged. Set by Board._refresh_loggers.
+        self.log_slices: list[tuple[int, int, int, float]] = []
 
     # register map per implementation
     @property
@@ -114,7 +226,8 @@ class Channel:
 
     @property
     def active(self) -> bool:
-        return self.started and self.int_enabled and (self.sub_data or self.sub_packed)
+        return self.started and self.int_enabled and (
+            self.sub_data or self.sub_packed or bool(self.log_slices))
 
     def sample(self, n: int) -> bytes:
         phase = 2 * math.pi * n / self.odr
@@ -129,6 +242,7 @@ class Channel:
             "subscribed": self.sub_data, "subscribed_packed": self.sub_packed,
             "streaming": self.active, "next_n": self.n,
             "data_reg": self.data_reg, "packed_reg": self.packed_reg,
+            "logged": bool(self.log_slices),
         }
 
 
@@ -146,6 +260,27 @@ class Board:
         self.disconnect = disconnect
         self.gyro = Channel(0x13, "gyro")
         self.acc = Channel(0x03, "acc")
+        # logging module: triggers {id: src_mod, src_reg, src_data_id, info} with creation
+        # time, the flash (survives resets) and the current/last readout
+        self.logging_enabled = False
+        self.log_enabled_since = 0.0
+        self.log_triggers: dict[int, bytes] = {}
+        self.log_trigger_since: dict[int, float] = {}
+        self.log_triggers_refused = 0
+        self.log = LogStore()
+        self.readout_rate = LOG_READOUT_RATE
+        self.readout: Readout | None = None
+        self.readouts_started = 0
+        self.readouts_completed = 0
+        self.readouts_cancelled = 0
+        self.entries_downloaded = 0
+        self.entries_readout_undelivered = 0
+        self.pages_completed = 0
+        self.page_confirms = 0
+        self.page_confirms_unexpected = 0
+        self.page_flushes = 0
+        self._readout_task: asyncio.Task | None = None
+        self._page_confirmed = asyncio.Event()
         self.model = ""
         self.set_model(model)
         self.battery_pct = 99
@@ -158,8 +293,6 @@ class Board:
         self.commands: list[str] = []
         self.commands_received = 0
         self.led_commands = 0
-        self.logging_enabled = False
-        self.log_triggers: dict[int, bytes] = {}
         self.processors = 0
         self.events = 0
         self.discovery_delay = 0.0
@@ -186,6 +319,11 @@ class Board:
         self.gyro.impl = spec["gyro_impl"]
         self.acc.impl = spec["acc_impl"]
         self.acc.conf, self.acc.range = (0x28, 0x03) if model == "MMR" else (0xA8, 0x02)
+        self._refresh_loggers()  # the data registers depend on the implementation
+
+    @property
+    def log_revision(self) -> int:
+        return MODELS[self.model]["log_revision"]
 
     @property
     def model_number(self) -> str:
@@ -199,9 +337,13 @@ class Board:
         return int((time.monotonic() - self.boot) / TICK_S) & 0xFFFFFFFF
 
     def reset(self, keep_state: bool) -> None:
-        """Board reset: new reset_uid, tick restarts; optionally keep stale config."""
+        """Board reset: new reset_uid, tick restarts; optionally keep stale config.
+
+        Log entries always survive (flash). keep_state keeps triggers and logging on (new
+        entries carry the new reset_uid, ticks from 0); otherwise both are cleared."""
         self.reset_uid = (self.reset_uid + 1) & 0x7
         self.boot = time.monotonic()
+        self._cancel_readout("board reset")
         for ch in (self.gyro, self.acc):
             self._end_run(ch)
         if keep_state:
@@ -219,7 +361,14 @@ class Board:
             self.subscriptions.clear()
             self.logging_enabled = False
             self.log_triggers.clear()
+            self.log_trigger_since.clear()
+            self.log.circular = False
+        self._refresh_loggers()
         self._update_streaming()
+
+    def on_disconnect(self) -> None:
+        """The link went down: a readout in progress is abandoned (entries stay)."""
+        self._cancel_readout("link lost")
 
     # -- output ---------------------------------------------------------------
     def notify(self, value: bytes) -> bool:
@@ -270,18 +419,22 @@ class Board:
             self.reply(bytes([0x01, 0x81, self.switch_state]))
 
     def press_button(self, hold: float) -> bool:
-        if not self.switch_subscribed:
-            return False
+        """Press (and release after `hold` s). Logged by switch loggers (01 01) either way;
+        notified only if subscribed (returns whether it was)."""
+        subscribed = self.switch_subscribed
         self.switch_state = 1
-        self.notify(b"\x01\x01\x01")
+        self._log_switch(1)
+        if subscribed:
+            self.notify(b"\x01\x01\x01")
 
         def release():
             self.switch_state = 0
+            self._log_switch(0)
             if self.switch_subscribed:
                 self.notify(b"\x01\x01\x00")
 
         asyncio.get_running_loop().call_later(hold, release)
-        return True
+        return subscribed
 
     def _led(self, module, reg, args):
         self.led_commands += 1
@@ -335,23 +488,200 @@ class Board:
         if reg == 0x84:
             self.reply(b"\x0b\x84" + struct.pack("<I", self.tick()) + bytes([self.reset_uid]))
         elif reg == 0x02 and len(args) >= 4:
-            free = next((i for i in range(8) if i not in self.log_triggers), None)
-            if free is not None:
-                self.log_triggers[free] = bytes(args[:4])
-                self.reply(bytes([0x0B, 0x02, free]))
+            # create a logger slice; no free slot -> no answer (the SDK times out)
+            free = next((i for i in range(LOG_SLOTS) if i not in self.log_triggers), None)
+            if free is None:
+                self.log_triggers_refused += 1
+                return
+            self.log_triggers[free] = bytes(args[:4])
+            self.log_trigger_since[free] = asyncio.get_running_loop().time()
+            self._refresh_loggers()
+            self.reply(bytes([0x0B, 0x02, free]))
         elif reg == 0x82 and args:
             trig = self.log_triggers.get(args[0])
             self.reply(b"\x0b\x82" + (trig or b""))
         elif reg == 0x03 and args:
             self.log_triggers.pop(args[0], None)
+            self._refresh_loggers()
         elif reg == 0x0A:
             self.log_triggers.clear()
+            self._refresh_loggers()
         elif reg == 0x01 and args:
-            self.logging_enabled = bool(args[0])
+            enable = bool(args[0])
+            if enable and not self.logging_enabled:
+                self.log_enabled_since = asyncio.get_running_loop().time()
+            self.logging_enabled = enable
+            self._refresh_loggers()
+        elif reg == 0x0B and args:
+            self.log.circular = bool(args[0])
         elif reg == 0x85:
-            self.reply(b"\x0b\x85" + struct.pack("<I", 0))
+            self.reply(b"\x0b\x85" + struct.pack("<I", len(self.log)))
+        elif reg == 0x06 and len(args) >= 4:
+            n = struct.unpack_from("<I", args)[0]
+            every = struct.unpack_from("<I", args, 4)[0] if len(args) >= 8 else 0
+            self._start_readout(n, every)
+        elif reg == 0x09 and len(args) >= 4:
+            count = struct.unpack_from("<I", args)[0]
+            self.log.remove(len(self.log) if count == 0xFFFFFFFF else count)
+        elif reg == 0x0E:
+            self.page_confirms += 1
+            if self.readout is not None and self.readout.state == "waiting_page_confirm":
+                self._page_confirmed.set()
+            else:
+                self.page_confirms_unexpected += 1
+        elif reg == 0x10:
+            self.page_flushes += 1        # MMS flush page: nothing buffered here
         elif reg in (0x07, 0x08, 0x0D) and args:
             self._track_sub(f"0b:{reg:02x}", bool(args[0]))
+        self._update_streaming()
+
+    # -- logging ------------------------------------------------------------------
+    def _refresh_loggers(self) -> None:
+        """Recompute each stream's logger slices (after triggers, logging or model changed)."""
+        for ch in (self.gyro, self.acc):
+            slices = []
+            if self.logging_enabled:
+                for i, trig in sorted(self.log_triggers.items()):
+                    if trig[0] == ch.module and trig[1] == ch.data_reg:
+                        since = max(self.log_enabled_since, self.log_trigger_since.get(i, 0.0))
+                        slices.append((i, trig[3] & 0x1F, ((trig[3] >> 5) & 0x3) + 1, since))
+            ch.log_slices = slices
+
+    def _log_entry(self, entry_id: int, tick: int, data: bytes) -> None:
+        self.log.append(bytes([entry_id | (self.reset_uid << 5)])
+                        + struct.pack("<I", tick & 0xFFFFFFFF) + data.ljust(4, b"\0")[:4])
+
+    def _log_sample(self, ch: Channel, n: int, sample: bytes) -> None:
+        due = ch.t0 + n / ch.odr                 # loop time = time.monotonic()
+        tick = max(0, int((due - self.boot) / TICK_S))
+        for entry_id, offset, length, since in ch.log_slices:
+            if due >= since:
+                self._log_entry(entry_id, tick, sample[offset:offset + length])
+
+    def _log_switch(self, state: int) -> None:
+        if not self.logging_enabled:
+            return
+        for i, trig in sorted(self.log_triggers.items()):
+            if trig[0] == 0x01 and trig[1] == 0x01:
+                offset, length = trig[3] & 0x1F, ((trig[3] >> 5) & 0x3) + 1
+                self._log_entry(i, self.tick(), bytes([state])[offset:offset + length])
+
+    def _start_readout(self, n: int, notify_every: int) -> None:
+        self._cancel_readout("new readout")
+        ro = Readout(n, min(n, len(self.log)), notify_every, self.log.first_seq)
+        self.readout = ro
+        self.readouts_started += 1
+        self._page_confirmed = asyncio.Event()
+        self._readout_task = asyncio.get_running_loop().create_task(self._run_readout(ro))
+
+    def _cancel_readout(self, reason: str) -> None:
+        ro = self.readout
+        if ro is not None and ro.state in ("running", "waiting_page_confirm"):
+            ro.state, ro.cancel_reason, ro.ended = "cancelled", reason, time.monotonic()
+            self.readouts_cancelled += 1
+        if self._readout_task is not None:
+            self._readout_task.cancel()
+            self._readout_task = None
+
+    def _readout_step(self, ro: Readout) -> bool:
+        """Send one 0b 07 notification (1 or 2 entries) and any progress due.
+        Returns True when it ended a flash page and the board must wait for 0b 0e."""
+        log = self.log
+        seq = ro.next_seq
+        if seq < log.first_seq:                  # removed or overwritten meanwhile
+            skip = min(ro.left, log.first_seq - seq)
+            ro.skipped += skip
+            ro.left -= skip
+            seq = ro.next_seq = seq + skip
+        available = log.next_seq - seq
+        if ro.left <= 0 or available <= 0:
+            ro.left = 0
+            return False
+        count = min(2, ro.left, available)
+        paged = self.log_revision == 2
+        if paged:
+            count = min(count, LOG_PAGE - seq % LOG_PAGE)   # never straddle a page
+        ro.next_seq = seq + count
+        ro.left -= count
+        ro.sent += count
+        ro.notifications += 1
+        if "0b:07" in self.subscriptions and self.notify(b"\x0b\x07" + log.read(seq, count)):
+            ro.delivered += count
+            self.entries_downloaded += count
+        else:
+            self.entries_readout_undelivered += count
+        if ro.notify_every and ro.left > 0 and ro.sent >= ro.next_progress:
+            while ro.next_progress <= ro.sent:
+                ro.next_progress += ro.notify_every
+            if "0b:08" in self.subscriptions:
+                self.notify(b"\x0b\x08" + struct.pack("<I", ro.left))
+        return paged and ro.left > 0 and ro.next_seq % LOG_PAGE == 0
+
+    async def _run_readout(self, ro: Readout) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            t0, k, rate = loop.time(), 0, self.readout_rate
+            while ro.left > 0:
+                if self.readout_rate != rate:            # changed by the control channel
+                    t0, k, rate = loop.time(), 0, self.readout_rate
+                if rate > 0:
+                    now = loop.time()
+                    due = t0 + k / rate
+                    if due > now:
+                        await asyncio.sleep(due - now)
+                    elif now - due > 0.05:               # fell far behind: no catch-up burst
+                        t0, k = now, 0
+                    elif k % 16 == 0:
+                        await asyncio.sleep(0)
+                elif k % 4 == 0:
+                    await asyncio.sleep(0)
+                if ro.state != "running":
+                    return
+                page_end = self._readout_step(ro)
+                k += 1
+                if page_end:
+                    ro.pages += 1
+                    self.pages_completed += 1
+                    ro.state = "waiting_page_confirm"
+                    self._page_confirmed.clear()
+                    if "0b:0d" in self.subscriptions:
+                        self.notify(b"\x0b\x0d")
+                    await self._page_confirmed.wait()
+                    ro.state = "running"
+                    t0, k = loop.time(), 0
+            if "0b:08" in self.subscriptions:
+                self.notify(b"\x0b\x08\x00\x00\x00\x00")
+            ro.state, ro.ended = "completed", time.monotonic()
+            self.readouts_completed += 1
+        finally:
+            if self._readout_task is asyncio.current_task():
+                self._readout_task = None
+
+    def log_status(self) -> dict:
+        return {
+            "revision": self.log_revision, "slots": LOG_SLOTS,
+            "enabled": self.logging_enabled, "circular": self.log.circular,
+            "capacity": self.log.capacity, "stored": len(self.log),
+            "first_seq": self.log.first_seq, "next_seq": self.log.next_seq,
+            "triggers": {str(k): v.hex() for k, v in sorted(self.log_triggers.items())},
+            "triggers_refused": self.log_triggers_refused,
+            "entries_logged": self.log.logged, "entries_overwritten": self.log.overwritten,
+            "entries_discarded_full": self.log.discarded_full,
+            "entries_removed": self.log.removed,
+            "entries_downloaded": self.entries_downloaded,
+            "entries_readout_undelivered": self.entries_readout_undelivered,
+            "readouts_started": self.readouts_started,
+            "readouts_completed": self.readouts_completed,
+            "readouts_cancelled": self.readouts_cancelled,
+            "pages_completed": self.pages_completed, "page_confirms": self.page_confirms,
+            "page_confirms_unexpected": self.page_confirms_unexpected,
+            "page_flushes": self.page_flushes,
+            "readout_rate": self.readout_rate,
+            "notify": {"readout": "0b:07" in self.subscriptions,
+                       "progress": "0b:08" in self.subscriptions,
+                       "page_completed": "0b:0d" in self.subscriptions},
+            "readout": self.readout.status() if self.readout else None,
+        }
 
     def _dataproc(self, module, reg, args):
         if reg == 0x02:
@@ -389,6 +719,7 @@ class Board:
         if self._task:
             self._task.cancel()
             self._task = None
+        self._cancel_readout("peer stopping")
 
     def _end_run(self, ch: Channel) -> None:
         if ch.started:
@@ -402,11 +733,13 @@ class Board:
 
     def _emit(self, ch: Channel, n: int) -> None:
         self.samples_generated += 1
-        if self.drop_remaining > 0:
+        if self.drop_remaining > 0:               # never produced: neither sent nor logged
             self.drop_remaining -= 1
             self.samples_dropped += 1
             return
         sample = ch.sample(n)
+        if ch.log_slices:
+            self._log_sample(ch, n, sample)
         if ch.sub_data:
             if self.notify(bytes([ch.module, ch.data_reg]) + sample):
                 self.samples_sent += 1
@@ -476,5 +809,6 @@ class Board:
             "led_commands": self.led_commands,
             "log_triggers": {str(k): v.hex() for k, v in self.log_triggers.items()},
             "logging_enabled": self.logging_enabled,
+            "log": self.log_status(),
             "discovery_delay_ms": round(self.discovery_delay * 1000),
         }

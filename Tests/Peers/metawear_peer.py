@@ -79,6 +79,7 @@ class Sensor:
         self.connection = None
         self.notify_enabled = False
         self.silent_until: float | None = None  # loop time; inf = until resumed
+        self.away_until: float | None = None  # wall time until which the sensor stays out of reach
         self.overruns = 0
         self.conn_param_requests: list[dict] = []
         self.connections = 0
@@ -148,6 +149,7 @@ class Sensor:
             self.notify_enabled = False
         self.disconnections.append({"reason": int(reason), "t": round(time.time(), 3)})
         del self.disconnections[:-20]
+        self.board.on_disconnect()
 
     def _on_subscription(self, bearer, notify_enabled, indicate_enabled) -> None:
         self.notify_enabled = bool(notify_enabled)
@@ -196,17 +198,41 @@ class Sensor:
         except Exception as error:  # e.g. a request already pending
             record["result"] = f"error: {error}"
 
-    def drop_link(self, reason: int = 0x13) -> bool:
-        """Peripheral-side disconnection, done at the link layer (any reason code)."""
+    def drop_link(self, reason: int = 0x13, away: float = 0.0) -> bool:
+        """Peripheral-side disconnection, done at the link layer (any reason code). With `away`
+        (seconds), the sensor then stays out of reach that long: it does not advertise, so no host
+        can connect (a walk out of range); its board goes on producing and logging samples."""
         conn = self.connection
         if conn is None:
             return False
         ctrl_conn = self.controller.find_le_connection_by_handle(conn.handle)
         if ctrl_conn is None:
             return False
+        # The controller advertises through a legacy advertising set (extended advertising) or a
+        # legacy advertiser, depending on what it supports.
+        advertiser = getattr(self.device, "legacy_advertising_set", None) or self.device.legacy_advertiser
+        if away > 0 and advertiser is not None:
+            # bumble restarts advertising on disconnection through this method: not while away.
+            async def stay_quiet() -> None:
+                return None
+            advertiser.start = stay_quiet
+            self.away_until = time.time() + away
+            asyncio.get_running_loop().create_task(self._come_back(away))
         ctrl_conn.send_ll_control_pdu(ll.TerminateInd(reason))
         self.controller.on_le_disconnected(ctrl_conn, reason)
         return True
+
+    async def _come_back(self, away: float) -> None:
+        await asyncio.sleep(away)
+        try:
+            await self.device.stop_advertising()
+        except Exception:  # not advertising: nothing to stop
+            pass
+        self.device.legacy_advertiser = None
+        if hasattr(self.device, "legacy_advertising_set"):
+            self.device.legacy_advertising_set = None
+        self.away_until = None
+        await self.advertise()
 
     def status(self, controller_a: HostFacingController) -> dict:
         conn = self.connection
@@ -230,6 +256,7 @@ class Sensor:
             "connection_parameters": params,
             "notify_enabled": self.notify_enabled,
             "silent": self.is_silent(),
+            "away_until": self.away_until,
             "connections": self.connections,
             "disconnections": self.disconnections,
             "conn_param_requests": self.conn_param_requests,
@@ -383,9 +410,12 @@ class Peer:
             reason = int(request.get("reason", 0x13))
             if reason not in (0x08, 0x13, 0x16, 0x3B, 0x3D):
                 raise ValueError("reason must be one of 0x08, 0x13, 0x16, 0x3b, 0x3d")
-            if not sensor.drop_link(reason):
+            away = float(request.get("away_s", 0))
+            if not 0 <= away <= 3600:
+                raise ValueError("away_s must be 0 to 3600 seconds")
+            if not sensor.drop_link(reason, away):
                 raise RuntimeError("sensor not connected")
-            return {"reason": reason}
+            return {"reason": reason, "away_s": away}
         if cmd == "silent":
             seconds = float(request.get("seconds", 0))
             loop_now = asyncio.get_running_loop().time()
@@ -417,6 +447,20 @@ class Peer:
             board.reset(keep_state=keep)
             dropped = sensor.drop_link(0x08)
             return {"reset_uid": board.reset_uid, "link_dropped": dropped}
+        if cmd == "log_capacity":
+            entries = int(request.get("entries", 1_000_000))
+            if entries < 1:
+                raise ValueError("entries must be >= 1")
+            trimmed = board.log.set_capacity(entries)
+            return {"capacity": entries, "stored": len(board.log), "trimmed": trimmed}
+        if cmd == "log_readout_rate":
+            rate = float(request.get("notifications_per_s", 2000))
+            if rate < 0:
+                raise ValueError("notifications_per_s must be >= 0 (0 = unpaced)")
+            board.readout_rate = rate
+            return {"notifications_per_s": rate}
+        if cmd == "log_status":
+            return {"log": board.log_status()}
         if cmd == "slow_discovery":
             board.discovery_delay = max(0.0, float(request.get("delay_ms", 0)) / 1000)
             return {"delay_ms": board.discovery_delay * 1000}

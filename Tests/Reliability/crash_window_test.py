@@ -65,33 +65,19 @@ def stored(tmp: str) -> tuple[int, int, str]:
         db.close()
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--gateway", required=True)
-    parser.add_argument("--delays", default="0.3,0.45")
-    parser.add_argument("--commit-ms", type=int, default=200)
-    parser.add_argument("--odr", type=int, default=100)
-    parser.add_argument("--cycles", type=int, default=2)
-    args = parser.parse_args()
-    gateway = os.path.abspath(args.gateway)
-    allowed = args.commit_ms / 1000 * args.odr + (3 if args.odr > 100 else 1)
-    results: list[bool] = []
-
-    def check(ok: bool, text: str) -> None:
-        results.append(ok)
-        print(f"{'PASS' if ok else 'FAIL'} {text}", flush=True)
-
-    procs = bench.Processes()
+def run_cycles(gateway: str, delays: list[float], commit_ms: int, odr: int, cycles: int,
+               procs: bench.Processes, mqtt_port: int, check) -> None:
+    """The kills and the restart check; `check(ok, text)` gets each result as it is known.
+    The suite (suite.py, case crash_start) calls this with its own processes and broker."""
+    allowed = commit_ms / 1000 * odr + (3 if odr > 100 else 1)
     kept = None
     try:
-        broker_tmp = tempfile.mkdtemp(prefix="gyrogate-crash-broker-")
-        _broker, mqtt_port = bench.start_broker(procs, broker_tmp)
-        for delay in [float(d) for d in args.delays.split(",")]:
-            for cycle in range(args.cycles):
+        for delay in delays:
+            for cycle in range(cycles):
                 tmp = tempfile.mkdtemp(prefix="gyrogate-crash-")
                 peer = bench.Peer(procs, 1, tmp, f"crash-{delay}-{cycle}")
                 log = open(os.path.join(tmp, "gateway.log"), "wb")
-                gw = procs.start([gateway, "run", "--config", config(tmp, peer.hci, mqtt_port, args.odr, args.commit_ms)],
+                gw = procs.start([gateway, "run", "--config", config(tmp, peer.hci, mqtt_port, odr, commit_ms)],
                                  stdout=log, stderr=log)
                 # The first sample: the peer counts it when it sends it (control round trips are
                 # ~1 ms, far below the delays measured here).
@@ -103,7 +89,7 @@ def main() -> int:
                     if time.monotonic() > deadline or gw.poll() is not None:
                         raise RuntimeError("the sensor never streamed")
                     time.sleep(0.005)
-                started = time.monotonic() - sent / args.odr
+                started = time.monotonic() - sent / odr
                 time.sleep(max(0.0, started + delay - time.monotonic()))
                 os.killpg(gw.pid, signal.SIGKILL)
                 gw.wait()
@@ -123,7 +109,7 @@ def main() -> int:
             # A restart closes the session the kill left open, honestly.
             peer = bench.Peer(procs, 1, kept, "restart")
             log = open(os.path.join(kept, "gateway-restart.log"), "wb")
-            gw = procs.start([gateway, "run", "--config", config(kept, peer.hci, mqtt_port, args.odr, args.commit_ms)],
+            gw = procs.start([gateway, "run", "--config", config(kept, peer.hci, mqtt_port, odr, commit_ms)],
                              stdout=log, stderr=log)
             time.sleep(2)
             os.killpg(gw.pid, signal.SIGTERM)
@@ -138,9 +124,33 @@ def main() -> int:
             check(honest, f"after a restart the killed session is closed with expected - samples = sum(gaps.missing): {first}")
             peer.close(procs)
     finally:
-        procs.stop_all()
         if kept:
             shutil.rmtree(kept, ignore_errors=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--gateway", required=True)
+    parser.add_argument("--delays", default="0.3,0.45")
+    parser.add_argument("--commit-ms", type=int, default=200)
+    parser.add_argument("--odr", type=int, default=100)
+    parser.add_argument("--cycles", type=int, default=2)
+    args = parser.parse_args()
+    results: list[bool] = []
+
+    def check(ok: bool, text: str) -> None:
+        results.append(ok)
+        print(f"{'PASS' if ok else 'FAIL'} {text}", flush=True)
+
+    procs = bench.Processes()
+    broker_tmp = tempfile.mkdtemp(prefix="gyrogate-crash-broker-")
+    try:
+        _broker, mqtt_port = bench.start_broker(procs, broker_tmp)
+        run_cycles(os.path.abspath(args.gateway), [float(d) for d in args.delays.split(",")], args.commit_ms,
+                   args.odr, args.cycles, procs, mqtt_port, check)
+    finally:
+        procs.stop_all()
+        shutil.rmtree(broker_tmp, ignore_errors=True)
     failed = results.count(False)
     print(f"{len(results) - failed} passed, {failed} failed")
     return 1 if failed else 0

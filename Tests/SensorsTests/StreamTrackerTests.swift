@@ -160,12 +160,33 @@ final class StreamTrackerTests: XCTestCase {
     }
 
     func testTheEndOfAStreamFollowsFromWhatTheBoardSaid() {
-        let clock = BoardClock(resetUID: 2, resetTime: 10)
-        XCTAssertEqual(StreamRestart(stopTime: 90, staleDelivered: true, clock: BoardClock(resetUID: 3, resetTime: 80)).end(previousClock: clock), .delivered)
-        XCTAssertEqual(StreamRestart(stopTime: 90, staleDelivered: false, clock: BoardClock(resetUID: 3, resetTime: 80)).end(previousClock: clock), .reset(at: 80))
-        XCTAssertEqual(StreamRestart(stopTime: 90, staleDelivered: false, clock: BoardClock(resetUID: 2, resetTime: 10.001)).end(previousClock: clock), .stopped(at: 90))
-        XCTAssertEqual(StreamRestart(stopTime: 90, staleDelivered: false, clock: BoardClock(resetUID: 3, resetTime: 80)).end(previousClock: nil), .stopped(at: 90))
-        XCTAssertEqual(StreamRestart(stopTime: 90, staleDelivered: false, clock: nil).end(previousClock: clock), .stopped(at: 90))
+        XCTAssertEqual(StreamRestart(stopTime: 90, staleDelivered: true).end, .delivered)
+        XCTAssertEqual(StreamRestart(stopTime: 90, staleDelivered: false).end, .stopped(at: 90))
+    }
+
+    /// A board that reset while out of reach and resumed its streams on its own (a new run of its
+    /// counter from the reset): the old run's tail and the new run's head are counted apart, each
+    /// on its own grid, and the next restart adds nothing.
+    func testARunResumedAfterAResetCountsItsHeadFromTheReset() {
+        var tracker = StreamTracker(odrHz: 100, decoder: SampleDecoder(lsbPerUnit: 1), confirmationWindow: 0.3, warmUpWindow: 0.1)
+        for n in 0..<100 {
+            _ = tracker.push(RawTriples(RawTriple(x: Int16(n), y: 0, z: 0)), arrival: 50 + Double(n) / 100 + 0.002)
+        }
+        _ = tracker.flush()
+        // Samples 100…149 of the old run were due before the reset at 51.4973 (out of reach).
+        tracker.restart(end: .reset(at: 51.4973), reason: "board reset")
+        XCTAssertEqual(tracker.missingSamples, 50)
+        // The new run's sample k is due at 51.4973 + k / 100; the first 230 went nowhere.
+        var batches: [StreamTracker.Batch] = []
+        for k in 230..<300 {
+            batches += tracker.push(RawTriples(RawTriple(x: Int16(k), y: 0, z: 0)), arrival: 51.4973 + Double(k) / 100 + 0.002)
+        }
+        batches += tracker.flush()
+        XCTAssertEqual(tracker.missingSamples, 280)
+        XCTAssertEqual(batches.first?.firstIndex, 380, "index 100 + 50 + 230 carries the new run's sample 230")
+        XCTAssertEqual(batches.first?.samples.first?.x, 230)
+        tracker.restart(end: .delivered, reason: "disconnected")
+        XCTAssertEqual(tracker.missingSamples, 280)
     }
 }
 
