@@ -17,7 +17,7 @@ import Logging
 /// the next one. A failed commit is kept and retried first in the next
 /// one, so nothing handed to the engine is dropped by a transient store error.
 public actor CaptureEngine {
-    let store: GyroStore
+    public nonisolated let store: GyroStore
     let rules: CaptureRules
     let calendar: PeriodCalendar
     let renderer: DocumentRenderer

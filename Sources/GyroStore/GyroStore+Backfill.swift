@@ -105,3 +105,27 @@ extension GyroStore {
         }
     }
 }
+
+extension GyroStore {
+    /// Host time (epoch s) at which each power cycle (`reset_uid`) of `device` began, as last read.
+    public func boardResetTimes(device: String) async throws(StoreError) -> [UInt8: Double] {
+        try await read("reading the board's reset times") { db in
+            var times: [UInt8: Double] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT resetUID, resetTime FROM boardResetTime WHERE device = ?", arguments: [device]) {
+                times[UInt8(truncatingIfNeeded: row["resetUID"] as Int)] = row["resetTime"]
+            }
+            return times
+        }
+    }
+
+    public func saveBoardResetTime(device: String, resetUID: UInt8, resetTime: Double) async throws(StoreError) {
+        do {
+            try await writer.write { db in
+                try db.execute(sql: "INSERT OR REPLACE INTO boardResetTime (device, resetUID, resetTime) VALUES (?, ?, ?)",
+                               arguments: [device, Int(resetUID), resetTime])
+            }
+        } catch {
+            throw .wrapping(error, context: "saving the board's reset time")
+        }
+    }
+}

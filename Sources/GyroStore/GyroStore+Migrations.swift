@@ -96,6 +96,14 @@ extension GyroStore {
         migrator.registerMigration("v4-document-version-index") { db in
             try db.execute(sql: "CREATE INDEX document_path_version ON document(path, version)")
         }
+        // When each power cycle of a board began on the host clock: what places its log entries
+        // in time, also for a gateway started after the cycle's clock was read.
+        migrator.registerMigration("v5-board-reset-times") { db in
+            try db.execute(sql: """
+                CREATE TABLE boardResetTime (device TEXT NOT NULL COLLATE NOCASE, resetUID INTEGER NOT NULL, resetTime REAL NOT NULL,
+                                             PRIMARY KEY (device, resetUID))
+                """)
+        }
         return migrator
     }
 }

@@ -123,6 +123,10 @@ public actor SensorSupervisor {
     /// Runs until the task is cancelled; then stops the board's streams, disconnects, and hands
     /// the last held samples to the engine before returning.
     public func run(connector: any MetaWearConnector) async {
+        if settings.board.backfill != nil, resetTimes.isEmpty {
+            // Log entries of a power cycle this process never saw are placed through the time saved then.
+            resetTimes = (try? await engine.store.boardResetTimes(device: address)) ?? [:]
+        }
         var attempt = 0
         while !Task.isCancelled {
             let streamed = await connectAndStream(connector)
@@ -349,6 +353,10 @@ public actor SensorSupervisor {
     private func clockRead(_ clock: BoardClock) {
         let reset = boardClock.map { $0.resetUID != clock.resetUID } ?? false
         boardClock = clock
+        if settings.board.backfill != nil, abs((resetTimes[clock.resetUID] ?? -1) - clock.resetTime) > 0.5 {
+            let (store, address) = (engine.store, address)
+            Task { try? await store.saveBoardResetTime(device: address, resetUID: clock.resetUID, resetTime: clock.resetTime) }
+        }
         resetTimes[clock.resetUID] = clock.resetTime
         guard reset else { return }
         logger.notice("the board reset since the last connection", metadata: ["resetUID": "\(clock.resetUID)"])
