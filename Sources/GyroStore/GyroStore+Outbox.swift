@@ -29,7 +29,8 @@ extension GyroStore {
     /// `deliver` runs on the store's reader thread, inside one read transaction (WAL: it does
     /// not hold up writers), and may block there until the broker has room for the row.
     ///
-    /// A row whose document has since been rewritten or deleted is superseded by a later row
+    /// A row whose document has since been rewritten or deleted (or, for a deletion, written
+    /// again) is superseded by a later row
     /// for the same path, so it is removed here instead of being delivered: a subscriber never
     /// sees an older version of a document after a newer one. A superseded row stays
     /// superseded (versions only grow).
@@ -64,6 +65,14 @@ extension GyroStore {
                               createdAt: row[6], payload: payload)
             }
             let accepted: Bool
+            let documentPath: String? = row[12]
+            if row[8] as Int64? == nil, documentPath != nil, row[9] as Int64? != nil {
+                // A deletion whose path holds a document again (written after it, e.g. a session
+                // id reused after an empty session was withdrawn): the later write wins.
+                superseded.append(seq)
+                pass.lastSeq = seq
+                continue
+            }
             if let version: Int64 = row[8] {
                 let current: Int64? = row[9]
                 guard current == version else {
@@ -94,7 +103,7 @@ extension GyroStore {
     /// chain, and the length only the row's header.
     static let outboxPassSQL = """
         SELECT o.seq, o.topic, o.qos, o.retain, o.properties, o.device, o.createdAt, o.payload,
-               o.documentVersion, d.version AS currentVersion, d.rowid, length(d.body)
+               o.documentVersion, d.version AS currentVersion, d.rowid, length(d.body), o.documentPath
         FROM outbox o LEFT JOIN document d INDEXED BY document_path_version ON d.path = o.documentPath
         WHERE o.seq > ? AND o.parkedAt IS NULL ORDER BY o.seq LIMIT ?
         """

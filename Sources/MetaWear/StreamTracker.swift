@@ -125,9 +125,11 @@ public struct StreamTracker: Sendable {
             pendingReason = reason
         }
         if case .reset(let time) = end {
-            // The old run ended at the reset; a run the board resumes on its own starts there.
+            // The old run ended at the reset; a run the board resumes on its own starts there, and
+            // the samples it produced before the first one received are missing for the same reason.
             lastStamp = nil
             runStart = time
+            pendingReason = reason
         } else {
             runStart = nil
         }

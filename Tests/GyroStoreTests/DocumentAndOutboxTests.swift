@@ -39,6 +39,25 @@ final class DocumentAndOutboxTests: XCTestCase {
         XCTAssertEqual(after.map(\.seq), [pending[1].seq])
     }
 
+    /// A path deleted and then written again: the deletion is not sent after the new document
+    /// (a subscriber would be left without it).
+    func testADeletionIsSupersededByALaterWriteOfThePath() async throws {
+        let store = try GyroStore.inMemory(logger: testLogger())
+        try await write(store, "records/r1", "empty")
+        var changes = StoreChanges()
+        changes.deletions = [try DocumentPath("records/r1")]
+        try await store.commit(changes)
+        try await write(store, "records/r1", "with samples")
+        let pending = try await store.pendingOutbox(after: 0, limit: 10)
+        // The first write's row reads the document as it is now (at least once: the same bytes twice).
+        XCTAssertEqual(pending.map { String(decoding: $0.payload, as: UTF8.self) }, ["with samples", "with samples"])
+        var again = StoreChanges()
+        again.deletions = [try DocumentPath("records/r1")]
+        try await store.commit(again)
+        let deleted = try await store.pendingOutbox(after: 0, limit: 10)
+        XCTAssertEqual(deleted.map(\.payload.count), [0], "a deletion still pending is sent")
+    }
+
     /// The publisher's read: rows handed over as their bodies are read, a pass that stops
     /// where the receiver declined, superseded rows passed over (and removed) in order.
     func testDeliveringTheOutboxStopsWhereTheReceiverDeclines() async throws {

@@ -1,7 +1,8 @@
 // Fuzz target "metawear": notifications through MetaWearPacketParser.parse and dataSamples(_:)
 // (parsers with the BMI160/BMI270 register maps, or with maps learnt from discovery answers in
 // the same input), ModuleDiscovery.handle, and StreamTracker.push/flush/restart with the samples
-// and arbitrary arrival times.
+// and arbitrary arrival times; the same bytes through the log readout's entry parser and
+// reassembler and the logger read-back answer.
 //
 // Input: byte 0 parser setup (bits 0-2 gyro map, 3-5 accelerometer map: none, BMI160 rev 0/1,
 // BMI270, or either chip at the revision in byte 2; bit 6 SDK 0.21 module list; bit 7 rebuild the
@@ -107,6 +108,8 @@ public func fuzzMetaWear(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     var tracker = StreamTracker(odrHz: odr, decoder: decoder, confirmationWindow: window, warmUpWindow: warmUp)
     var ledger = TrackerLedger()
     var arrival = base
+    var reassembler = LogReassembler(firstID: revision & 0x1F, secondID: (revision &+ 1) & 0x1F)
+    var logged: [LogReassembler.Sample] = []
 
     while !input.isAtEnd {
         let control = input.byte()
@@ -129,6 +132,15 @@ public func fuzzMetaWear(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
             fuzzCheck(tracker.nextIndex >= before, "restart moved nextIndex back")
             ledger.restartGap += tracker.nextIndex - before
         }
+
+        // The log readout's codecs see the same bytes (a `0b 07` entry notification, a `0b 82` answer).
+        if let entries = Logging.Entry.parse(notification[...]) {
+            let before = logged.count
+            reassembler.take(entries, into: &logged)
+            fuzzCheck(logged.count - before <= entries.count, "more samples than entries")
+            fuzzCheck(reassembler.entries >= 2 * logged.count, "a sample from fewer than two entries")
+        }
+        _ = Logging.Trigger(readAnswer: notification[...])
 
         guard let samples = parse(notification, parser) ?? rawTriples(notification) else { continue }
         arrival += delta(code, samples: samples.count, period: period, window: window, notification)
