@@ -38,7 +38,7 @@ def run(ctx) -> list:
     outage = 10 if ctx.quick else 60
     tmp = ctx.tmpdir("broker-outage")
     port = bench.free_port()
-    broker = rel.start_broker_on(ctx.procs, ctx.tmpdir("broker-outage-mosquitto"), port)
+    broker = bench.start_broker(ctx.procs, ctx.tmpdir("broker-outage-mosquitto"), port)[0]
     sub = bench.Subscriber(port)
     sub.client.reconnect_delay_set(min_delay=1, max_delay=1)  # paho's default backs off to 2 min
     peer = bench.Peer(ctx.procs, SENSORS, tmp, "outage")
@@ -67,7 +67,7 @@ def run(ctx) -> list:
         gw.signal(signal.SIGSTOP)
         try:
             sub.subscribed.clear()
-            rel.start_broker_on(ctx.procs, ctx.tmpdir("broker-outage-mosquitto"), port)
+            bench.start_broker(ctx.procs, ctx.tmpdir("broker-outage-mosquitto"), port)[0]
             resubscribed = sub.subscribed.wait(15)
         finally:
             gw.signal(signal.SIGCONT)

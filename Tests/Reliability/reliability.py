@@ -15,7 +15,6 @@ import signal
 import socket
 import sqlite3
 import struct
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -441,27 +440,6 @@ def received_chunks(messages: list) -> dict[str, tuple[int, dict]]:
             count, _doc = out.get(topic, (0, None))
             out[topic] = (count + 1, json.loads(payload))
     return out
-
-
-# -- mosquitto on a fixed port -------------------------------------------------------------------
-
-def start_broker_on(procs: bench.Processes, tmp: str, port: int) -> subprocess.Popen:
-    """bench.start_broker's mosquitto (no persistence, unlimited queue) on a given port, so it
-    can be stopped and started again where the gateway and the subscriber expect it."""
-    conf = os.path.join(tmp, "mosquitto.conf")
-    with open(conf, "w") as f:
-        f.write(f"listener {port} 127.0.0.1\nallow_anonymous true\nmax_queued_messages 0\n"
-                f"persistence false\nlog_dest file {os.path.join(tmp, 'mosquitto.log')}\n")
-    proc = procs.start(["/usr/sbin/mosquitto", "-c", conf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return proc
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"mosquitto did not start on port {port}")
-            time.sleep(0.05)
 
 
 def retained(port: int, topics: list[str], seconds: float = 1.5) -> dict[str, bytes]:

@@ -200,8 +200,9 @@ def totals(sensors: list[dict]) -> dict:
 
 # -- broker and subscriber -------------------------------------------------------------------
 
-def start_broker(procs: Processes, tmp: str) -> tuple[subprocess.Popen, int]:
-    port = free_port()
+def start_broker(procs: Processes, tmp: str, port: int | None = None) -> tuple[subprocess.Popen, int]:
+    """mosquitto on 127.0.0.1 (a free port unless given): no persistence, unlimited queues."""
+    port = port or free_port()
     conf = os.path.join(tmp, "mosquitto.conf")
     with open(conf, "w") as f:
         f.write(f"listener {port} 127.0.0.1\nallow_anonymous true\nmax_queued_messages 0\n"
@@ -214,7 +215,7 @@ def start_broker(procs: Processes, tmp: str) -> tuple[subprocess.Popen, int]:
             return proc, port
         except OSError:
             if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("mosquitto did not start")
+                raise RuntimeError(f"mosquitto did not start on port {port}")
             time.sleep(0.05)
 
 
