@@ -1,6 +1,14 @@
 import GyroStore
 
 extension CaptureEngine {
+    /// The gaps of `stream` a backfill of `device` could fill: the open session's (committed or not)
+    /// and those of sessions stored in the last `days` days.
+    public func fillableGaps(device: String, stream: SensorStream, days: Double = 7) async throws -> [GapRange] {
+        let stored = try await store.fillableGaps(device: device, stream: stream.rawValue, sinceMs: now() - days * 86_400_000)
+        let live = open[device]?.record.gaps.filter { $0.stream == stream.rawValue && $0.reason != GapRange.storeFull } ?? []
+        return stored + live.filter { !stored.contains($0) }
+    }
+
     /// Fills the device's recorded gaps of `stream` with samples from the board's log
     /// (time-ordered, stamped on the host clock), as ``GyroStore/backfill(device:stream:samples:sessionDocuments:chunkDocument:)``
     /// describes. When this returns, they are on disk.

@@ -69,7 +69,6 @@ public struct DocumentRenderer: Sendable {
 
     public func chunk(_ chunk: ChunkRecord, session: SessionRecord, samples: ArraySlice<StoredSample>) -> [UInt8] {
         let stream = SensorStream(rawValue: chunk.stream) ?? .gyro
-        let (kx, ky, kz) = stream.axisKeys
         var json = JSONWriter(capacity: 400 + samples.count * (location == nil ? 72 : 110))
         json.beginObject()
         json.key("user_id"); json.string(session.userId)

@@ -129,3 +129,16 @@ extension GyroStore {
         }
     }
 }
+
+extension GyroStore {
+    /// The time spans (epoch ms) of `device`'s gaps of `stream` that a backfill could fill, in
+    /// sessions started since `sinceMs`: what a log download needs to keep.
+    public func fillableGaps(device: String, stream: String, sinceMs: Double) async throws(StoreError) -> [GapRange] {
+        try await read("reading the gaps to backfill") { db in
+            try SessionRecord.fetchAll(db, sql: """
+                SELECT * FROM session WHERE device = ? COLLATE NOCASE AND gaps != '[]' AND startMs >= ?
+                """, arguments: [device, sinceMs])
+                .flatMap(\.gaps).filter { $0.stream == stream && $0.reason != GapRange.storeFull }
+        }
+    }
+}

@@ -26,10 +26,13 @@ public struct BoardOptions: Sendable, Equatable {
         public var overwrite: Bool
         /// A download that reports no progress for this long is abandoned (the entries stay).
         public var stallTimeout: Duration
+        /// While streaming, the log is trimmed (at each battery read) to its last this many seconds.
+        public var keep: Duration
 
-        public init(overwrite: Bool = true, stallTimeout: Duration = .seconds(5)) {
+        public init(overwrite: Bool = true, stallTimeout: Duration = .seconds(5), keep: Duration = .seconds(60)) {
             self.overwrite = overwrite
             self.stallTimeout = stallTimeout
+            self.keep = keep
         }
     }
 

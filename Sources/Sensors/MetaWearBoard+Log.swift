@@ -13,10 +13,13 @@ public struct LogDownload: Sendable {
 struct LogDownloadState {
     var reassembler: LogReassembler
     var samples: [LogReassembler.Sample] = []
+    /// The samples of the notification at hand, before `keep` decides.
+    var paired: [LogReassembler.Sample] = []
     var left: UInt32
     var lastActivity: Double
     var waiter: CheckedContinuation<Void, any Error>?
     var done = false
+    let keep: @Sendable (LogReassembler.Sample) -> Bool
 
     mutating func finish() {
         done = true
@@ -40,8 +43,10 @@ struct LogDownloadState {
 /// downloaded entries from the board (``removeLogEntries(_:)``): a download cut short, or a gateway
 /// killed before its commit, leaves them for the next one.
 extension MetaWearBoard {
-    /// Downloads every entry of the log; `nil` when the board does not log for this gateway.
-    public func downloadLog() async throws -> LogDownload? {
+    /// Downloads every entry of the log, keeping the samples `keep` wants (those that can fill a
+    /// gap: a log of hours is mostly what was streamed anyway); `nil` when the board does not log
+    /// for this gateway.
+    public func downloadLog(keep: @escaping @Sendable (LogReassembler.Sample) -> Bool) async throws -> LogDownload? {
         guard let backfill = options.backfill, info.isPresent(.logging), let (first, second) = loggers else { return nil }
         let revision = info.modules[.logging]?.revision ?? 0
         for command in Logging.enableReadoutNotifications(moduleRevision: revision) { try await link.write(command) }
@@ -49,7 +54,8 @@ extension MetaWearBoard {
         guard case .logLength(let count) = try? parser.parse(answer), count > 0 else {
             return LogDownload(samples: [], entries: 0, ignored: 0)
         }
-        download = LogDownloadState(reassembler: LogReassembler(firstID: first, secondID: second), left: count, lastActivity: now())
+        download = LogDownloadState(reassembler: LogReassembler(firstID: first, secondID: second), left: count, lastActivity: now(),
+                                    keep: keep)
         defer { download = nil }
         try await link.write(Logging.readout(count: count, progressEvery: max(1, count / 20)))
         try await waitForDownload(stallTimeout: backfill.stallTimeout)
@@ -94,7 +100,9 @@ extension MetaWearBoard {
             // copy left behind would copy the samples on every notification.
             download = nil
             state.lastActivity = now()
-            state.reassembler.take(entries, into: &state.samples)
+            state.reassembler.take(entries, into: &state.paired)
+            for sample in state.paired where state.keep(sample) { state.samples.append(sample) }
+            state.paired.removeAll(keepingCapacity: true)
             download = state
         case Logging.ReadoutRegister.readoutProgress:
             guard bytes.count == 6 else { return true }
@@ -124,6 +132,16 @@ extension MetaWearBoard {
         }
         loggers = (ids[0], ids[1])
         for command in Logging.start(overwrite: backfill.overwrite) { try await link.write(command) }
+    }
+
+    /// Removes all but the newest `keep` entries (`0b 85`, then `0b 09`): while streaming, the log
+    /// older than the last backfill holds only samples the stream delivered, and a download at the
+    /// next reconnect should not have to read hours of them.
+    public func trimLog(keeping keep: UInt32) async throws {
+        guard options.backfill != nil, info.isPresent(.logging), loggers != nil else { return }
+        let answer = try await request(Logging.readLength(), answer: MetaWearModuleID.logging.rawValue, 0x85, what: "log length read")
+        guard case .logLength(let count) = try? parser.parse(answer), count > keep else { return }
+        try await removeLogEntries(count - keep)
     }
 
     /// Removes the `count` oldest entries: the downloaded ones, after they were stored.

@@ -75,6 +75,8 @@ public actor SensorSupervisor {
     private var boardClock: BoardClock?
     /// Host time (s) of tick 0 of each of the board's power cycles seen: what places log entries in time.
     private var resetTimes: [UInt8: Double] = [:]
+    /// The last backfill stored what the log held: older entries may go (a failed one keeps them).
+    private var logTrimmable = false
     /// Answer timeouts double after a timeout (a board answering slowly), up to 8×; reset on success.
     private var timeoutScale = 1
     /// Data a board sent before a discovery that failed; parsed on the next link.
@@ -253,6 +255,10 @@ public actor SensorSupervisor {
             if time >= nextBattery {
                 nextBattery = time + settings.batteryInterval.seconds
                 if let battery = try? await board.readBattery() { record(battery) }
+                if logTrimmable, let plan, let backfill = settings.board.backfill {
+                    // What came before the last `keep` was streamed, and backfilled where it was not.
+                    try? await board.trimLog(keeping: UInt32(min(2 * plan.gyro.odrHz * backfill.keep.seconds, 1e9)))
+                }
                 continue
             }
             // Just past the deadline, so that the check above sees it passed.
@@ -285,41 +291,53 @@ public actor SensorSupervisor {
     /// entries from the board: only after the commit, so a crash in between downloads them again
     /// (and finds their gaps filled).
     private func backfill(from board: MetaWearBoard) async {
+        guard let plan else { return }
+        logTrimmable = false
+        await drainFeed()  // the gaps of this reconnect are in the engine
+        // Only samples that can fill a gap are kept from the download (a second of margin).
+        let gaps = ((try? await engine.fillableGaps(device: identity.device, stream: .gyro)) ?? []).map { ($0.fromMs - 1000)...($0.toMs + 1000) }
+        let resetTimes = self.resetTimes
         let download: LogDownload
         do {
-            guard let downloaded = try await board.downloadLog() else { return }
+            guard let downloaded = try await board.downloadLog(keep: { logged in
+                guard let reset = resetTimes[logged.resetUID] else { return false }
+                let ms = Self.logTime(logged, reset: reset) * 1000
+                return gaps.contains { $0.contains(ms) }
+            }) else { return }
             download = downloaded
         } catch {
             logger.warning("log download failed; the entries stay on the board for the next connection", metadata: ["error": "\(error)"])
             return
         }
-        guard let plan else { return }
         current.logEntries = Int64(download.entries)
-        var unplaced = 0
         var samples: [StoredSample] = []
         samples.reserveCapacity(download.samples.count)
         for logged in download.samples {
-            guard let reset = resetTimes[logged.resetUID] else { unplaced += 1; continue }
-            // A tick counts whole ticks: the sample came half a tick later on average.
-            let time = reset + (Double(logged.tick) + 0.5) * Logging.tickMilliseconds / 1000
+            guard let reset = resetTimes[logged.resetUID] else { continue }
             let value = plan.gyro.decoder.scaleFloat(logged.triple)
-            samples.append(StoredSample(timestampMs: time * 1000, x: value.x, y: value.y, z: value.z))
+            samples.append(StoredSample(timestampMs: Self.logTime(logged, reset: reset) * 1000, x: value.x, y: value.y, z: value.z))
         }
         samples.sort { $0.timestampMs < $1.timestampMs }
-        await drainFeed()  // the gaps of this reconnect are in the engine
         do {
             let report = try await engine.backfill(device: identity.device, stream: .gyro, samples: samples)
             try await board.removeLogEntries(download.entries)
             current.backfilledSamples += report.filled
             current.logEntries = 0
+            logTrimmable = true
             logger.notice("backfilled from the board's log", metadata: [
                 "entries": "\(download.entries)", "samples": "\(samples.count)", "filled": "\(report.filled)",
-                "gapsClosed": "\(report.gapsClosed)", "gapsSkipped": "\(report.gapsSkipped)", "unplaced": "\(unplaced)",
+                "gapsClosed": "\(report.gapsClosed)", "gapsSkipped": "\(report.gapsSkipped)",
             ])
         } catch {
             current.lastError = "\(error)"
             logger.warning("backfill failed; the log stays on the board for the next connection", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// A logged sample's host time (s): its power cycle's reset time plus its tick, half a tick
+    /// later on average since a tick counts whole ticks.
+    static func logTime(_ logged: LogReassembler.Sample, reset: Double) -> Double {
+        reset + (Double(logged.tick) + 0.5) * Logging.tickMilliseconds / 1000
     }
 
     // MARK: - Events

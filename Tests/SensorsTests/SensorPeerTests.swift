@@ -255,6 +255,35 @@ final class SensorPeerTests: XCTestCase {
         _ = try await assertStoreMatchesPeer(harness, index: 0, odr: 100, lsb: 16.4, tolerance: 1)
     }
 
+    /// Backfill: while streaming the board's log is trimmed to its last seconds (what came before
+    /// was streamed); after the sensor was out of reach, the gap is filled from the log, exactly.
+    func testBackfillTrimsTheLogWhileStreamingAndFillsAnOutage() async throws {
+        let harness = try await Harness(sensors: 1, model: "MMR")
+        defer { Task { await harness.shutdown() } }
+        var settings = Self.settings(odr: .hz100)
+        settings.board.backfill = BoardOptions.Backfill(keep: .seconds(1))
+        harness.start(sensors: 1, settings: settings)
+        try await harness.waitUntilStreaming(1)
+        try await Task.sleep(for: .seconds(5))
+        let log = try harness.sensor(0)["log"] as? [String: Any] ?? [:]
+        XCTAssertGreaterThan(log["entries_removed"] as? Int ?? 0, 0, "trimmed: \(log)")
+        XCTAssertLessThanOrEqual(log["stored"] as? Int ?? .max, 2 * 100 * 3, "the last second plus a battery interval: \(log)")
+        try harness.peer.control(["cmd": "drop_link", "sensor": 0, "away_s": 2])
+        try await Task.sleep(for: .seconds(3))
+        try await harness.waitUntilStreaming(1)
+        let deadline = Date().addingTimeInterval(15)
+        while Date() < deadline, await harness.supervisors[0].status().backfilledSamples == 0 { try await Task.sleep(for: .milliseconds(100)) }
+        try await Task.sleep(for: .seconds(1))
+        try await harness.stopSupervisors()
+        let backfilled = await harness.supervisors[0].status().backfilledSamples
+        XCTAssertGreaterThan(backfilled, 150, "about 2 s of samples")
+        let (samples, gaps, _) = try await readBack(harness.store, device: Harness.address(0))
+        XCTAssertEqual(gaps.map(\.missing), [], "the outage was filled from the log")
+        XCTAssertEqual(checkWaveform(samples, odr: 100, lsbPerDps: 16.4).problems, [])
+        let runs = try harness.sensor(0)["gyro_runs"] as? [[String: Any]] ?? []
+        XCTAssertEqual(checkRestarts(samples, runs: runs, lsbPerDps: 16.4), [])
+    }
+
     static func processCPUSeconds() -> Double {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
