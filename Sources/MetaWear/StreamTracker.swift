@@ -29,10 +29,10 @@
 // 3. Across a reconnect or re-initialisation (``StreamEnd``). A board that kept streaming on the
 //    new link delivered every sample up to the stop (case 2 found the outage): nothing more is
 //    missing. A board that reset stopped at the reset: the samples due between the last sample
-//    received and the reset are missing, m = floor((resetTime − lastStamp) / P_nominal − 1/2):
-//    the link stayed up until the reset, so a sample due within half a period before it was on
-//    its way, not lost (the reset time read off the board's log clock carries the read's latency,
-//    as the stamp carries the smallest transport latency).
+//    received and the reset are missing, m = floor((resetTime − lastStamp) / P_nominal), less half
+//    a sample when the link stayed up until the reset (a sample due just before it was on its way,
+//    not lost). The reset time read off the board's log clock carries the read's latency, as the
+//    stamp carries the smallest transport latency.
 //    Otherwise the board ran at most until the stop: m = round((stopTime − lastStamp) / P_nominal),
 //    ±1 sample from the unknown latency. The new stream (the board restarts its own count at the
 //    start command) continues the index after them.
@@ -114,7 +114,7 @@ public struct StreamTracker: Sendable {
             let missing: Int64
             switch end {
             case .delivered: missing = 0
-            case .reset(let time): missing = Self.wholeSamples((time - lastStamp) * odrHz - 0.5)
+            case .reset(let time, let linkUp): missing = Self.wholeSamples((time - lastStamp) * odrHz - (linkUp ? 0.5 : 0))
             case .stopped(let time): missing = Self.wholeSamples((time - lastStamp) * odrHz + 0.5)
             }
             if missing > 0 {
@@ -124,7 +124,7 @@ public struct StreamTracker: Sendable {
             }
             pendingReason = reason
         }
-        if case .reset(let time) = end {
+        if case .reset(let time, _) = end {
             // The old run ended at the reset; a run the board resumes on its own starts there, and
             // the samples it produced before the first one received are missing for the same reason.
             lastStamp = nil

@@ -75,6 +75,8 @@ public actor SensorSupervisor {
     private var boardClock: BoardClock?
     /// Host time (s) of tick 0 of each of the board's power cycles seen: what places log entries in time.
     private var resetTimes: [UInt8: Double] = [:]
+    /// When the last link went down (host seconds).
+    private var linkDownAt: Double?
     /// The last backfill stored what the log held: older entries may go (a failed one keeps them).
     private var logTrimmable = false
     /// Answer timeouts double after a timeout (a board answering slowly), up to 8×; reset on success.
@@ -282,6 +284,7 @@ public actor SensorSupervisor {
 
     private func linkWentDown(_ reason: String) {
         linkDown = reason
+        linkDownAt = now()
         watchTimer?.cancel()
     }
 
@@ -378,9 +381,11 @@ public actor SensorSupervisor {
         resetTimes[clock.resetUID] = clock.resetTime
         guard reset else { return }
         logger.notice("the board reset since the last connection", metadata: ["resetUID": "\(clock.resetUID)"])
+        // A reset drops the link at once: a link that went down clearly before it went out of reach.
+        let linkUp = (linkDownAt ?? .infinity) >= clock.resetTime - 0.02
         flushTrackers()
         for module in trackers.keys {
-            trackers[module]?.restart(end: .reset(at: clock.resetTime), reason: "board reset")
+            trackers[module]?.restart(end: .reset(at: clock.resetTime, linkUp: linkUp), reason: "board reset")
         }
     }
 

@@ -144,8 +144,9 @@ final class StreamTrackerTests: XCTestCase {
         XCTAssertEqual(batches.first?.firstIndex, 100)
     }
 
-    /// A board that reset produced nothing after the reset: the samples due more than half a
-    /// period before it are missing (one due just before it was on its way over the live link).
+    /// A board that reset produced nothing after the reset. With the link up until the reset, the
+    /// samples due more than half a period before it are missing (one due just before it was on
+    /// its way over the live link); out of reach before it, every sample due before it is.
     func testRestartAfterAResetCountsUntilTheReset() {
         for (resetAfterLast, expected) in [(0.0004, Int64(0)), (0.0093, 0), (0.0149, 0), (0.0151, 1), (0.0355, 3)] {
             var tracker = StreamTracker(odrHz: 100, decoder: SampleDecoder(lsbPerUnit: 1))
@@ -154,8 +155,18 @@ final class StreamTrackerTests: XCTestCase {
             }
             _ = tracker.flush()
             let last = tracker.lastStamp!
-            tracker.restart(end: .reset(at: last + resetAfterLast), reason: "board reset")
+            tracker.restart(end: .reset(at: last + resetAfterLast, linkUp: true), reason: "board reset")
             XCTAssertEqual(tracker.missingSamples, expected, "reset \(resetAfterLast) s after the last sample")
+        }
+        // Out of reach before the reset: every sample due before it was produced and lost.
+        for (resetAfterLast, expected) in [(0.0093, Int64(0)), (0.0101, 1), (0.0355, 3)] {
+            var tracker = StreamTracker(odrHz: 100, decoder: SampleDecoder(lsbPerUnit: 1))
+            for n in 0..<100 {
+                _ = tracker.push(RawTriples(RawTriple(x: Int16(n), y: 0, z: 0)), arrival: 50 + Double(n) / 100 + 0.002)
+            }
+            _ = tracker.flush()
+            tracker.restart(end: .reset(at: tracker.lastStamp! + resetAfterLast, linkUp: false), reason: "board reset")
+            XCTAssertEqual(tracker.missingSamples, expected, "reset \(resetAfterLast) s after the last sample, out of reach")
         }
     }
 
@@ -174,7 +185,7 @@ final class StreamTrackerTests: XCTestCase {
         }
         _ = tracker.flush()
         // Samples 100…149 of the old run were due before the reset at 51.4973 (out of reach).
-        tracker.restart(end: .reset(at: 51.4973), reason: "board reset")
+        tracker.restart(end: .reset(at: 51.4973, linkUp: false), reason: "board reset")
         XCTAssertEqual(tracker.missingSamples, 50)
         // The new run's sample k is due at 51.4973 + k / 100; the first 230 went nowhere.
         var batches: [StreamTracker.Batch] = []
