@@ -44,12 +44,13 @@ extension BLEHost {
     // MARK: - Incoming
 
     func receive(_ packet: ACLPacket) {
-        // Reassembled in place: a copy of the record would copy the reassembler's buffer.
-        guard let output = connections[packet.handle]?.reassembler.push(packet),
-              let bearer = connections[packet.handle]?.bearer else {
+        // One lookup, and reassembled in place: a copy of the record would copy the reassembler's buffer.
+        guard let index = connections.index(forKey: packet.handle) else {
             counters.unknown += 1
             return
         }
+        let output = connections.values[index].reassembler.push(packet)
+        let bearer = connections.values[index].bearer
         if let dropped = output.dropped {
             counters.reassemblyErrors += 1
             logger.debug("ACL reassembly dropped bytes", metadata: ["handle": "\(packet.handle)", "detail": "\(dropped)"])

@@ -17,6 +17,10 @@ import Synchronization
 ///
 /// Nothing run here may block for long: SQLite commits and MQTT happen elsewhere, and the
 /// capture engine takes samples in batches (``Capture/CaptureFeed``).
+///
+/// Timers (``sleep(seconds:tolerance:alarm:)``) fire on the same thread, at a wake-up the loop
+/// makes for a notification anyway when their tolerance allows: a sensor's watchdog then costs
+/// neither a thread of the global executor nor a wake-up of its own.
 public final class DataPlaneLoop: SerialExecutor, Sendable {
     /// The process's data plane. The gateway has one controller at a time; tests share it too.
     public static let shared = DataPlaneLoop()
@@ -34,6 +38,13 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
         var handler: ReadableHandler
     }
 
+    private struct Timer {
+        var deadline: UInt64
+        /// The latest the timer may fire: the loop sleeps no longer than this.
+        var latest: UInt64
+        var fire: @Sendable () -> Void
+    }
+
     private struct State {
         var queue: [Work] = []
         var sleeping = false
@@ -41,6 +52,11 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
         var nextRegistration: UInt64 = 0
         /// Bumped on every change of `registrations`, so the thread rebuilds its poll set.
         var generation: UInt64 = 0
+        var timers: [UInt64: Timer] = [:]
+        /// Alarms handed out and not yet over; `rung` holds those woken before their timer was set.
+        var liveAlarms: Set<UInt64> = []
+        var rung: Set<UInt64> = []
+        var nextAlarm: UInt64 = 0
     }
 
     private let state = Mutex(State())
@@ -95,6 +111,80 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
         }
     }
 
+    // MARK: - Timers
+
+    /// Names one ``sleep(seconds:tolerance:alarm:)``, so that another job can end it early.
+    public struct Alarm: Sendable, Hashable {
+        let id: UInt64
+    }
+
+    public func makeAlarm() -> Alarm {
+        state.withLock { state in
+            state.nextAlarm += 1
+            state.liveAlarms.insert(state.nextAlarm)
+            return Alarm(id: state.nextAlarm)
+        }
+    }
+
+    /// Suspends the caller for `seconds`, or up to `tolerance` longer so that it wakes with a
+    /// read the loop makes anyway; returns early on ``ring(_:)`` or when the task is cancelled.
+    /// An alarm serves one sleep.
+    /// (Runs on the caller's executor: an actor on this loop never leaves its thread.)
+    public func sleep(seconds: Double, tolerance: Double, alarm: Alarm, isolation: isolated (any Actor)? = #isolation) async {
+        let now = monotonicNanoseconds()
+        let deadline = now + UInt64(max(0, min(seconds, 1e6)) * 1e9)
+        let latest = deadline + UInt64(max(0, min(tolerance, 1e6)) * 1e9)
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let armed = state.withLock { state -> Bool in
+                    guard state.rung.remove(alarm.id) == nil, state.liveAlarms.contains(alarm.id) else {
+                        state.liveAlarms.remove(alarm.id)
+                        return false
+                    }
+                    state.timers[alarm.id] = Timer(deadline: deadline, latest: latest, fire: { continuation.resume() })
+                    return true
+                }
+                if armed { execute {} } else { continuation.resume() }  // the loop recomputes its timeout
+            }
+        } onCancel: {
+            ring(alarm)
+        }
+    }
+
+    /// Ends the sleep of `alarm` now (or makes it return at once if it has not begun).
+    public func ring(_ alarm: Alarm) {
+        let fire = state.withLock { state -> (@Sendable () -> Void)? in
+            if let timer = state.timers.removeValue(forKey: alarm.id) {
+                state.liveAlarms.remove(alarm.id)
+                return timer.fire
+            }
+            if state.liveAlarms.contains(alarm.id) { state.rung.insert(alarm.id) }
+            return nil
+        }
+        fire?()
+    }
+
+    /// Fires the timers that are due; returns when the next one must fire at the latest.
+    private func fireTimers(now: UInt64) -> UInt64? {
+        let (due, next) = state.withLock { state -> ([@Sendable () -> Void], UInt64?) in
+            guard !state.timers.isEmpty else { return ([], nil) }
+            var due: [@Sendable () -> Void] = []
+            var next: UInt64?
+            for (id, timer) in state.timers {
+                if timer.deadline <= now {
+                    due.append(timer.fire)
+                    state.timers[id] = nil
+                    state.liveAlarms.remove(id)
+                } else {
+                    next = min(next ?? .max, timer.latest)
+                }
+            }
+            return (due, next)
+        }
+        for fire in due { fire() }
+        return next
+    }
+
     // MARK: - Descriptors
 
     /// Calls `handler` on the loop's thread whenever `descriptor` is readable, until
@@ -128,6 +218,9 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
         var fds: [pollfd] = []
         var drain = [UInt8](repeating: 0, count: 64)
         while true {
+            // Timers first: the jobs they resume run in this turn.
+            let now = monotonicNanoseconds()
+            let nextTimer = fireTimers(now: now)
             let (work, current) = state.withLock { state -> ([Work], UInt64) in
                 let work = state.queue
                 if work.isEmpty {
@@ -144,7 +237,9 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
                 fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
                     + registrations.sorted { $0.key < $1.key }.map { pollfd(fd: $0.value.descriptor, events: Int16(POLLIN), revents: 0) }
             }
-            let ready = poll(&fds, nfds_t(fds.count), work.isEmpty ? -1 : 0)
+            let wait = nextTimer.map { $0 > now ? $0 - now : 0 }
+            let timeout: Int32 = !work.isEmpty ? 0 : wait.map { Int32(min(($0 + 999_999) / 1_000_000, 3_600_000)) } ?? -1
+            let ready = poll(&fds, nfds_t(fds.count), timeout)
             if work.isEmpty { state.withLock { $0.sleeping = false } }
             if ready > 0 {
                 if fds[0].revents != 0 { _ = Glibc.read(wakeRead, &drain, drain.count) }
@@ -163,6 +258,13 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
             }
         }
     }
+}
+
+/// CLOCK_MONOTONIC in nanoseconds, the timers' clock.
+private func monotonicNanoseconds() -> UInt64 {
+    var spec = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &spec)
+    return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
 }
 
 /// A detached POSIX thread running one closure.

@@ -59,6 +59,22 @@ extension ChunkRecord: FetchableRecord, PersistableRecord {
         pruned = row["pruned"]
     }
 
+    /// Writes the row through one cached statement (see ``SessionRecord/upsert(_:)``).
+    func upsert(_ db: Database) throws {
+        let statement = try db.cachedStatement(sql: """
+            INSERT INTO chunk (id, sessionId, stream, seq, odrHz, range, firstIndex, count, startMs, endMs, gaps, isOpen, pruned)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(id) DO UPDATE SET sessionId = excluded.sessionId, stream = excluded.stream, seq = excluded.seq,
+                odrHz = excluded.odrHz, range = excluded.range, firstIndex = excluded.firstIndex, count = excluded.count,
+                startMs = excluded.startMs, endMs = excluded.endMs, gaps = excluded.gaps, isOpen = excluded.isOpen,
+                pruned = excluded.pruned
+            """)
+        try statement.execute(arguments: [
+            id, sessionId, stream, seq, odrHz, range, firstIndex, count, startMs, endMs,
+            gaps.isEmpty ? "[]" : try JSONColumn.encode(gaps), isOpen, pruned,
+        ])
+    }
+
     public func encode(to container: inout PersistenceContainer) throws {
         container["id"] = id
         container["sessionId"] = sessionId

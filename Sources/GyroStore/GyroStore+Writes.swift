@@ -14,8 +14,8 @@ extension GyroStore {
     }
 
     static func apply(_ changes: StoreChanges, in db: Database) throws {
-        for session in changes.sessions { try session.save(db) }
-        for chunk in changes.chunks { try chunk.save(db) }
+        for session in changes.sessions { try session.upsert(db) }
+        for chunk in changes.chunks { try chunk.upsert(db) }
         if !changes.samples.isEmpty {
             let insert = try db.cachedStatement(sql: "INSERT INTO sampleBatch (chunkId, offset, count, data) VALUES (?, ?, ?, ?)")
             for append in changes.samples where !append.samples.isEmpty {

@@ -85,6 +85,26 @@ extension SessionRecord: FetchableRecord, PersistableRecord {
         container["localDate"] = localDate
     }
 
+    /// Writes the row, inserting or replacing every column, through one cached statement:
+    /// `save` would build its SQL and encode the record through a container at every commit.
+    func upsert(_ db: Database) throws {
+        let statement = try db.cachedStatement(sql: """
+            INSERT INTO session (id, userId, device, startMs, endMs, lastSampleMs, samples, expected, hazards,
+                                 chunkIds, accelChunkIds, gaps, isOpen, localDate)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(id) DO UPDATE SET userId = excluded.userId, device = excluded.device,
+                startMs = excluded.startMs, endMs = excluded.endMs, lastSampleMs = excluded.lastSampleMs,
+                samples = excluded.samples, expected = excluded.expected, hazards = excluded.hazards,
+                chunkIds = excluded.chunkIds, accelChunkIds = excluded.accelChunkIds, gaps = excluded.gaps,
+                isOpen = excluded.isOpen, localDate = excluded.localDate
+            """)
+        try statement.execute(arguments: [
+            id, userId, device, startMs, endMs, lastSampleMs, samples, expected,
+            hazards.isEmpty ? "{}" : try JSONColumn.encode(hazards), chunkIds.joined(separator: ","),
+            accelChunkIds.joined(separator: ","), gaps.isEmpty ? "[]" : try JSONColumn.encode(gaps), isOpen, localDate,
+        ])
+    }
+
     static func ids(_ text: String?) -> [String] {
         guard let text, !text.isEmpty else { return [] }
         return text.split(separator: ",").map(String.init)

@@ -63,13 +63,13 @@ public actor SensorSupervisor {
     let now: @Sendable () -> Double
 
     private var current: SensorStatus
-    private var trackers: [MetaWearModuleID: StreamTracker] = [:]
+    private var trackers = StreamTrackers()
     private var plan: StreamingPlan?
     private var pendingGapReason: String?
     private var lastDataArrival: Double?
     private var linkDown: String?
     /// The streaming watch's timer; `linkWentDown` cancels it.
-    private var watchTimer: Task<Void, Never>?
+    private var watchAlarm: DataPlaneLoop.Alarm?
     private var connectedOnce = false
     /// The board's log clock at the last initialisation: a new `reset_uid` means it reset since.
     private var boardClock: BoardClock?
@@ -264,28 +264,30 @@ public actor SensorSupervisor {
                 continue
             }
             // Just past the deadline, so that the check above sees it passed.
-            await sleepUnlessLinkDown(seconds: min(lastData + silence, nextBattery) - time + 0.001)
+            await sleepUnlessLinkDown(seconds: min(lastData + silence, nextBattery) - time + 0.001, tolerance: silence / 4)
         }
     }
 
-    private func sleepUnlessLinkDown(seconds: Double) async {
-        let timer = Task { _ = try? await Task.sleep(for: .seconds(max(seconds, 0))) }
-        watchTimer = timer
-        await withTaskCancellationHandler { await timer.value } onCancel: { timer.cancel() }
-        watchTimer = nil
+    /// On the loop's own timer, late by up to a quarter of the silence allowance, so that it fires
+    /// at a wake-up the loop makes for the notifications anyway.
+    private func sleepUnlessLinkDown(seconds: Double, tolerance: Double) async {
+        let alarm = loop.makeAlarm()
+        watchAlarm = alarm
+        await loop.sleep(seconds: seconds, tolerance: tolerance, alarm: alarm)
+        watchAlarm = nil
     }
 
     /// Names the gap the interruption will leave, whichever way it is found: from the arrival
     /// times of a stream the board kept running, or from the stop time at the next restart.
     private func setGapReason(_ reason: String) {
         pendingGapReason = reason
-        for module in trackers.keys { trackers[module]?.nextGapReason = reason }
+        for module in trackers.modules { trackers[module]?.nextGapReason = reason }
     }
 
     private func linkWentDown(_ reason: String) {
         linkDown = reason
         linkDownAt = now()
-        watchTimer?.cancel()
+        if let watchAlarm { loop.ring(watchAlarm) }
     }
 
     // MARK: - Backfill
@@ -384,7 +386,7 @@ public actor SensorSupervisor {
         // A reset drops the link at once: a link that went down clearly before it went out of reach.
         let linkUp = (linkDownAt ?? .infinity) >= clock.resetTime - 0.02
         flushTrackers()
-        for module in trackers.keys {
+        for module in trackers.modules {
             trackers[module]?.restart(end: .reset(at: clock.resetTime, linkUp: linkUp), reason: "board reset")
         }
     }
@@ -424,9 +426,8 @@ public actor SensorSupervisor {
     }
 
     private func flushTrackers() {
-        for (module, var tracker) in trackers {
-            let batches = tracker.flush()
-            trackers[module] = tracker
+        for module in trackers.modules {
+            guard let batches = trackers[module]?.flush() else { continue }
             let stream = module == .gyro ? plan?.gyro : plan?.accelerometer
             for batch in batches { enqueue(module, stream, batch) }
         }

@@ -29,7 +29,9 @@ final class ATTBearer: Sendable {
     private struct State {
         var pending: Pending?
         var nextID: UInt64 = 0
-        var subscribers: [UInt16: [UInt64: NotificationSubscriber]] = [:]
+        /// Few (one or two per link): a flat list is cheaper to search per notification than a
+        /// dictionary of dictionaries, and hands a subscriber out without copying a collection.
+        var subscribers: [(handle: UInt16, id: UInt64, subscriber: NotificationSubscriber)] = []
         var nextSubscriberID: UInt64 = 0
         var closed = false
         var timedOut: (request: String, after: Duration)?
@@ -162,7 +164,7 @@ final class ATTBearer: Sendable {
         let registered = state.withLock { state -> UInt64? in
             guard !state.closed else { return nil }
             state.nextSubscriberID += 1
-            state.subscribers[handle, default: [:]][state.nextSubscriberID] = subscriber
+            state.subscribers.append((handle, state.nextSubscriberID, subscriber))
             return state.nextSubscriberID
         }
         guard let registered else { throw .disconnected(request: "subscribe to 0x\(String(handle, radix: 16))") }
@@ -170,10 +172,7 @@ final class ATTBearer: Sendable {
     }
 
     func unsubscribe(_ id: UInt64, handle: UInt16) {
-        state.withLock { state in
-            state.subscribers[handle]?[id] = nil
-            if state.subscribers[handle]?.isEmpty == true { state.subscribers[handle] = nil }
-        }
+        state.withLock { state in state.subscribers.removeAll { $0.id == id && $0.handle == handle } }
     }
 
     /// Handles one ATT PDU from the peer. Called by the host's dispatch, in order.
@@ -191,13 +190,21 @@ final class ATTBearer: Sendable {
             }
             let start = bytes.startIndex
             let handle = UInt16(bytes[start + 1]) | UInt16(bytes[start + 2]) << 8
-            let subscribers = state.withLock { state in
+            // The first subscriber is handed out directly; a second one for the same handle is rare.
+            let (first, more) = state.withLock { state -> (NotificationSubscriber?, Bool) in
                 state.notifications += 1
-                return state.subscribers[handle]
+                guard let index = state.subscribers.firstIndex(where: { $0.handle == handle }) else { return (nil, false) }
+                return (state.subscribers[index].subscriber,
+                        state.subscribers[(index + 1)...].contains { $0.handle == handle })
             }
-            if let subscribers {
+            if let first {
                 let value = bytes[(start + 3)...]
-                for subscriber in subscribers.values { subscriber.value(value) }
+                if more {
+                    let all = state.withLock { $0.subscribers.filter { $0.handle == handle }.map(\.subscriber) }
+                    for subscriber in all { subscriber.value(value) }
+                } else {
+                    first.value(value)
+                }
             }
             return opcode == .handleValueIndication ? .confirm : .none
         }
@@ -227,11 +234,11 @@ final class ATTBearer: Sendable {
     func close() {
         let (pending, subscribers) = state.withLock { state in
             state.closed = true
-            defer { state.subscribers = [:] }
+            defer { state.subscribers = [] }
             return (state.pending, state.subscribers)
         }
         if let pending { settle(id: pending.id, .failure(GATTError.disconnected(request: pending.request))) }
-        for group in subscribers.values { for subscriber in group.values { subscriber.ended() } }
+        for entry in subscribers { entry.subscriber.ended() }
     }
 }
 

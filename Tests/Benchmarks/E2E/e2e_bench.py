@@ -136,6 +136,23 @@ def kb(value: str) -> int:
     return int(value.split()[0]) if value else 0
 
 
+def thread_cpu(pid: int) -> dict:
+    """CPU seconds and voluntary switches per live thread, by 'tid name'."""
+    out = {}
+    for path in glob.glob(f"/proc/{pid}/task/*/stat"):
+        try:
+            with open(path) as f:
+                head, rest = f.read().rsplit(")", 1)
+            with open(path[:-4] + "status") as f:
+                vol = int(next((l.split()[1] for l in f if l.startswith("voluntary_ctxt_switches")), 0))
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        fields = rest.split()
+        name = head.split("(", 1)[1]
+        out[f"{path.split('/')[-2]} {name}"] = ((int(fields[11]) + int(fields[12])) / CLK_TCK, vol)
+    return out
+
+
 def proc_sample(pid: int) -> dict:
     st = status_fields(f"/proc/{pid}/status")
     vol = nonvol = 0
@@ -146,7 +163,7 @@ def proc_sample(pid: int) -> dict:
             continue
         vol += int(t.get("voluntary_ctxt_switches", 0))
         nonvol += int(t.get("nonvoluntary_ctxt_switches", 0))
-    return {"t": time.monotonic(), "cpu": cpu_seconds(pid), "vol": vol, "nonvol": nonvol,
+    return {"t": time.monotonic(), "cpu": cpu_seconds(pid), "vol": vol, "nonvol": nonvol, "tasks": thread_cpu(pid),
             "threads": int(st.get("Threads", 0)), "hwm_kb": kb(st.get("VmHWM", "")),
             "rss_kb": kb(st.get("VmRSS", "")), "anon_kb": kb(st.get("RssAnon", ""))}
 
@@ -438,7 +455,15 @@ def run_phase(name: str, args, procs: Processes, tmp: str, broker: subprocess.Po
         time.sleep(args.warmup)
         p0, s0 = proc_sample(pid), totals(peer.sensors())
         peer_cpu0, broker_cpu0 = cpu_seconds(peer.proc.pid), cpu_seconds(broker.pid)
+        profiler = None
+        if args.profile and name == "gyrogate":
+            # perf's own start-up lands in the window; its CPU is perf's, not the gateway's.
+            profiler = subprocess.Popen(["perf", "record", "-F", "15000", "-g", "-q", "-o", args.profile, "-p", str(pid),
+                                         "--", "sleep", str(args.seconds)],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(args.seconds)
+        if profiler is not None:
+            profiler.wait(timeout=30)
         p1, s1 = proc_sample(pid), totals(peer.sensors())
         peer_cpu1, broker_cpu1 = cpu_seconds(peer.proc.pid), cpu_seconds(broker.pid)
         # stop: SIGTERM, follow VmHWM until the exit
@@ -482,6 +507,9 @@ def run_phase(name: str, args, procs: Processes, tmp: str, broker: subprocess.Po
         "time_to_stream_s": time_to_stream, "exit_code": exit_code, "stop_s": stop_seconds,
         "reconnects": sum(max(0, s.get("connections", 1) - 1) for s in final),
         "delivery": analyse(messages, final, args.odr),
+        # Threads alive over the whole window, busiest first: where the CPU went.
+        "thread_cpu": sorted(({"thread": k, "cpu_s": p1["tasks"][k][0] - v[0], "vol_per_s": (p1["tasks"][k][1] - v[1]) / window}
+                              for k, v in p0["tasks"].items() if k in p1["tasks"]), key=lambda t: -t["cpu_s"])[:6],
         "log": log_summary(log_path),
     }
     result["phase_s"] = time.monotonic() - t_phase
@@ -581,6 +609,7 @@ def main() -> int:
     p.add_argument("--skip-reference", action="store_true")
     p.add_argument("--json", metavar="OUT")
     p.add_argument("--check", action="store_true", help="exit 1 on a failed correctness check (gyrogate phase)")
+    p.add_argument("--profile", metavar="PERF_DATA", help="record the gateway with `perf record -g` during the window")
     p.add_argument("--keep-temp", action="store_true", help="keep the temporary directory (logs, stores)")
     p.add_argument("--startup-timeout", type=float, default=120.0)
     p.add_argument("--stop-timeout", type=float, default=60.0)
@@ -616,7 +645,9 @@ def main() -> int:
     print(table(results))
     for name, r in results.items():
         log = r["log"]
-        print(f"\n{name} log: {json.dumps(log['levels'], sort_keys=True)}")
+        print(f"\n{name} threads (CPU-s in the window, voluntary switches/s): "
+              + ", ".join(f"{t['thread']} {t['cpu_s']:.2f} s {t['vol_per_s']:.0f}/s" for t in r["thread_cpu"]))
+        print(f"{name} log: {json.dumps(log['levels'], sort_keys=True)}")
         for line in log["lines"]:
             print(f"  {line}")
         bad = {d: v for d, v in r["delivery"]["per_device"].items()
