@@ -18,7 +18,7 @@ import Synchronization
 /// Nothing run here may block for long: SQLite commits and MQTT happen elsewhere, and the
 /// capture engine takes samples in batches (``Capture/CaptureFeed``).
 ///
-/// Timers (``sleep(seconds:tolerance:alarm:)``) fire on the same thread, at a wake-up the loop
+/// Timers (``schedule(after:tolerance:alarm:_:)``) fire on the same thread, at a wake-up the loop
 /// makes for a notification anyway when their tolerance allows: a sensor's watchdog then costs
 /// neither a thread of the global executor nor a wake-up of its own.
 public final class DataPlaneLoop: SerialExecutor, Sendable {
@@ -113,7 +113,7 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
 
     // MARK: - Timers
 
-    /// Names one ``sleep(seconds:tolerance:alarm:)``, so that another job can end it early.
+    /// Names one timer, so that another job can fire it early.
     public struct Alarm: Sendable, Hashable {
         let id: UInt64
     }
@@ -126,32 +126,31 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
         }
     }
 
-    /// Suspends the caller for `seconds`, or up to `tolerance` longer so that it wakes with a
-    /// read the loop makes anyway; returns early on ``ring(_:)`` or when the task is cancelled.
-    /// An alarm serves one sleep.
-    /// (Runs on the caller's executor: an actor on this loop never leaves its thread.)
-    public func sleep(seconds: Double, tolerance: Double, alarm: Alarm, isolation: isolated (any Actor)? = #isolation) async {
-        let now = monotonicNanoseconds()
-        let deadline = now + UInt64(max(0, min(seconds, 1e6)) * 1e9)
+    /// Calls `body` on the loop's thread once `seconds` have passed, or up to `tolerance` later
+    /// so that it runs at a wake-up the loop makes anyway, or at once on ``ring(_:)``. An alarm
+    /// serves one timer; one rung before it is scheduled runs `body` at once, on the caller.
+    ///
+    /// A callback and not an `async` sleep: a continuation resumed here would go through the
+    /// global executor before it got back to an actor on this loop.
+    public func schedule(after seconds: Double, tolerance: Double, alarm: Alarm, _ body: @escaping @Sendable () -> Void) {
+        let deadline = monotonicNanoseconds() + UInt64(max(0, min(seconds, 1e6)) * 1e9)
         let latest = deadline + UInt64(max(0, min(tolerance, 1e6)) * 1e9)
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let armed = state.withLock { state -> Bool in
-                    guard state.rung.remove(alarm.id) == nil, state.liveAlarms.contains(alarm.id) else {
-                        state.liveAlarms.remove(alarm.id)
-                        return false
-                    }
-                    state.timers[alarm.id] = Timer(deadline: deadline, latest: latest, fire: { continuation.resume() })
-                    return true
-                }
-                if armed { execute {} } else { continuation.resume() }  // the loop recomputes its timeout
+        let armed = state.withLock { state -> Bool in
+            guard state.rung.remove(alarm.id) == nil, state.liveAlarms.contains(alarm.id) else {
+                state.liveAlarms.remove(alarm.id)
+                return false
             }
-        } onCancel: {
-            ring(alarm)
+            state.timers[alarm.id] = Timer(deadline: deadline, latest: latest, fire: body)
+            return true
+        }
+        if !armed {
+            body()
+        } else if !inLoop {
+            execute {}  // a sleeping loop recomputes its timeout
         }
     }
 
-    /// Ends the sleep of `alarm` now (or makes it return at once if it has not begun).
+    /// Fires `alarm`'s timer now, on the caller's thread (or as soon as it is scheduled).
     public func ring(_ alarm: Alarm) {
         let fire = state.withLock { state -> (@Sendable () -> Void)? in
             if let timer = state.timers.removeValue(forKey: alarm.id) {
@@ -181,8 +180,10 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
             }
             return (due, next)
         }
+        guard !due.isEmpty else { return next }
         for fire in due { fire() }
-        return next
+        // A timer may have set another one (a watchdog re-arming itself): include it.
+        return state.withLock { state in state.timers.values.map(\.latest).min() }
     }
 
     // MARK: - Descriptors

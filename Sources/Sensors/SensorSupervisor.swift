@@ -70,6 +70,8 @@ public actor SensorSupervisor {
     private var linkDown: String?
     /// The streaming watch's timer; `linkWentDown` cancels it.
     private var watchAlarm: DataPlaneLoop.Alarm?
+    /// The watching task, asleep until its check has something to do.
+    private var watchWaiter: CheckedContinuation<Void, Never>?
     private var connectedOnce = false
     /// The board's log clock at the last initialisation: a new `reset_uid` means it reset since.
     private var boardClock: BoardClock?
@@ -263,18 +265,47 @@ public actor SensorSupervisor {
                 }
                 continue
             }
-            // Just past the deadline, so that the check above sees it passed.
-            await sleepUnlessLinkDown(seconds: min(lastData + silence, nextBattery) - time + 0.001, tolerance: silence / 4)
+            await waitForWatch(silence: silence, nextBattery: nextBattery)
         }
     }
 
-    /// On the loop's own timer, late by up to a quarter of the silence allowance, so that it fires
-    /// at a wake-up the loop makes for the notifications anyway.
-    private func sleepUnlessLinkDown(seconds: Double, tolerance: Double) async {
+    /// Returns when the link goes down, the task is cancelled, the stream has been silent for
+    /// `silence`, or the battery is due. While notifications keep coming, the check re-arms itself
+    /// on the loop's timer, on the data plane's thread, and the watching task stays asleep.
+    private func waitForWatch(silence: Double, nextBattery: Double) async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                watchWaiter = continuation
+                armWatch(silence: silence, nextBattery: nextBattery)
+            }
+        } onCancel: { [loop] in
+            loop.execute { self.assumeIsolated { $0.endWatchWait() } }
+        }
+    }
+
+    /// Late by up to a quarter of the silence allowance, so that the timer fires at a wake-up the
+    /// loop makes for the notifications anyway; just past the deadline, so that `watch` sees it passed.
+    private func armWatch(silence: Double, nextBattery: Double) {
         let alarm = loop.makeAlarm()
         watchAlarm = alarm
-        await loop.sleep(seconds: seconds, tolerance: tolerance, alarm: alarm)
-        watchAlarm = nil
+        let due = min((lastDataArrival ?? now()) + silence, nextBattery)
+        loop.schedule(after: due - now() + 0.001, tolerance: silence / 4, alarm: alarm) { [weak self] in
+            self?.assumeIsolated { supervisor in
+                guard supervisor.watchAlarm == alarm, supervisor.watchWaiter != nil else { return }
+                supervisor.watchAlarm = nil
+                let time = supervisor.now()
+                if supervisor.linkDown == nil, time < min((supervisor.lastDataArrival ?? time) + silence, nextBattery) {
+                    supervisor.armWatch(silence: silence, nextBattery: nextBattery)
+                } else {
+                    supervisor.endWatchWait()
+                }
+            }
+        }
+    }
+
+    private func endWatchWait() {
+        watchWaiter?.resume()
+        watchWaiter = nil
     }
 
     /// Names the gap the interruption will leave, whichever way it is found: from the arrival

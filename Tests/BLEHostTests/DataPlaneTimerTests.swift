@@ -1,57 +1,75 @@
 @testable import BLEHost
+import Synchronization
 import XCTest
 
-/// The data plane's timers: an actor on the loop sleeps without leaving its thread, and a sleep
-/// ends at its deadline, when rung, or when its task is cancelled.
+/// The data plane's timers: a timer fires on the loop's thread at its deadline, or at once when
+/// its alarm is rung, even when the alarm rings before the timer is scheduled.
 final class DataPlaneTimerTests: XCTestCase {
-    private actor OnLoop {
-        let loop = DataPlaneLoop.shared
-        nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
+    private let loop = DataPlaneLoop.shared
 
-        /// Sleeps; returns the seconds slept and whether every step ran on the loop's thread.
-        func nap(_ seconds: Double, alarm: DataPlaneLoop.Alarm) async -> (slept: Double, onLoop: Bool) {
-            let start = ContinuousClock.now
-            var onLoop = loop.inLoop
-            await loop.sleep(seconds: seconds, tolerance: 0, alarm: alarm)
-            onLoop = onLoop && loop.inLoop
-            let slept = ContinuousClock.now - start
-            return (Double(slept.components.seconds) + Double(slept.components.attoseconds) * 1e-18, onLoop)
+    /// Schedules a timer and waits for it; returns the seconds it took and whether it ran on the loop.
+    private func fire(after seconds: Double, alarm: DataPlaneLoop.Alarm, ringAfter ring: Duration? = nil) async throws -> (Double, Bool) {
+        let start = ContinuousClock.now
+        let (fired, firing) = AsyncStream.makeStream(of: Bool.self)
+        loop.schedule(after: seconds, tolerance: 0, alarm: alarm) { [loop] in
+            firing.yield(loop.inLoop)
+            firing.finish()
         }
+        if let ring {
+            try await Task.sleep(for: ring)
+            loop.ring(alarm)
+        }
+        var onLoop = false
+        for await value in fired { onLoop = value }
+        let took = ContinuousClock.now - start
+        return (Double(took.components.seconds) + Double(took.components.attoseconds) * 1e-18, onLoop)
     }
 
-    func testASleepEndsAtItsDeadlineOnTheLoopsThread() async {
-        let actor = OnLoop()
-        let (slept, onLoop) = await actor.nap(0.05, alarm: DataPlaneLoop.shared.makeAlarm())
-        XCTAssertGreaterThanOrEqual(slept, 0.05)
-        XCTAssertLessThan(slept, 2, "an idle loop still wakes for its timer")
-        XCTAssertTrue(onLoop, "the sleeping actor stays on the data plane's thread")
+    func testATimerFiresAtItsDeadlineOnTheLoopsThread() async throws {
+        let (took, onLoop) = try await fire(after: 0.05, alarm: loop.makeAlarm())
+        XCTAssertGreaterThanOrEqual(took, 0.05)
+        XCTAssertLessThan(took, 2, "an idle loop still wakes for its timer")
+        XCTAssertTrue(onLoop, "the timer runs on the data plane's thread")
     }
 
-    func testRingingEndsASleepEarly() async throws {
-        let actor = OnLoop()
-        let alarm = DataPlaneLoop.shared.makeAlarm()
-        let nap = Task { await actor.nap(60, alarm: alarm) }
-        try await Task.sleep(for: .milliseconds(50))  // usually asleep by now; a ring before the sleep counts too
-        DataPlaneLoop.shared.ring(alarm)
-        let slept = await nap.value.slept
-        XCTAssertLessThan(slept, 10)
+    func testRingingFiresATimerEarly() async throws {
+        let (took, _) = try await fire(after: 60, alarm: loop.makeAlarm(), ringAfter: .milliseconds(50))
+        XCTAssertLessThan(took, 10)
     }
 
-    func testCancellingTheTaskEndsASleep() async throws {
-        let actor = OnLoop()
-        let nap = Task { await actor.nap(60, alarm: DataPlaneLoop.shared.makeAlarm()) }
-        try await Task.sleep(for: .milliseconds(50))
-        nap.cancel()
-        let slept = await nap.value.slept
-        XCTAssertLessThan(slept, 10)
-    }
-
-    func testAnAlarmRungBeforeItsSleepMakesTheSleepReturnAtOnce() async {
-        let loop = DataPlaneLoop.shared
+    func testAnAlarmRungBeforeItsTimerFiresItAtOnce() async throws {
         let alarm = loop.makeAlarm()
         loop.ring(alarm)
-        let start = ContinuousClock.now
-        await loop.sleep(seconds: 60, tolerance: 0, alarm: alarm)
-        XCTAssertLessThan(ContinuousClock.now - start, .seconds(10))
+        let ran = Mutex(false)
+        loop.schedule(after: 60, tolerance: 0, alarm: alarm) { ran.withLock { $0 = true } }
+        XCTAssertTrue(ran.withLock { $0 }, "scheduled after its ring, the timer runs at once")
+    }
+
+    func testARungTimerDoesNotFireAgain() async throws {
+        let alarm = loop.makeAlarm()
+        let count = Mutex(0)
+        loop.schedule(after: 0.02, tolerance: 0, alarm: alarm) { count.withLock { $0 += 1 } }
+        loop.ring(alarm)
+        let (_, _) = try await fire(after: 0.1, alarm: loop.makeAlarm())  // past the first deadline
+        XCTAssertEqual(count.withLock { $0 }, 1)
+    }
+
+    func testATimerSetByATimerFiresOnAnIdleLoop() async {
+        let (fired, firing) = AsyncStream.makeStream(of: Void.self)
+        let loop = self.loop
+        loop.schedule(after: 0.02, tolerance: 0, alarm: loop.makeAlarm()) {
+            loop.schedule(after: 0.05, tolerance: 0, alarm: loop.makeAlarm()) {
+                firing.yield()
+                firing.finish()
+            }
+        }
+        let firedInTime = await withTaskGroup(of: Bool.self) { group in
+            group.addTask { for await _ in fired {}; return !Task.isCancelled }
+            group.addTask { try? await Task.sleep(for: .seconds(5)); return false }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+        XCTAssertTrue(firedInTime, "the loop's sleep includes the second timer")
     }
 }
