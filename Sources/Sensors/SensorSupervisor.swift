@@ -68,7 +68,7 @@ public actor SensorSupervisor {
     private var pendingGapReason: String?
     private var lastDataArrival: Double?
     private var linkDown: String?
-    /// The streaming watch's timer; `linkWentDown` cancels it.
+    /// The streaming watch's timer; `linkWentDown` rings it.
     private var watchAlarm: DataPlaneLoop.Alarm?
     /// The watching task, asleep until its check has something to do.
     private var watchWaiter: CheckedContinuation<Void, Never>?
