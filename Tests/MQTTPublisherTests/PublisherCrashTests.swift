@@ -51,9 +51,11 @@ final class PublisherCrashTests: XCTestCase {
         for message in subscriber.messages where message.topic.hasPrefix("records/") {
             // A session a kill left open before any sample was stored is withdrawn at the next
             // start (a zero-byte retained publish): only an empty record may be withdrawn.
+            // The path is free again after that: a session started in the same second after the
+            // restart takes the same id, and its record is a new document, not the withdrawn one.
             if message.payload.isEmpty {
                 XCTAssertEqual(latest[message.topic]?.samples ?? 0, 0, "\(message.topic): a record with samples was withdrawn")
-                latest[message.topic] = (0, true)
+                latest[message.topic] = nil
                 continue
             }
             let record = try jsonObject(message.payload)
