@@ -194,8 +194,9 @@ public actor BLEHost {
     func startIO() {
         guard !ioStarted else { return }
         ioStarted = true
+        let dispatch = transport.loop.entry(into: BLEHost.self) { host, packet in host.dispatch(packet) }
         transport.start(receive: { [weak self] packet in
-            self?.assumeIsolated { $0.dispatch(packet) }
+            if let self { dispatch(self, packet) }
         }, ended: { [weak self] error in
             self?.assumeIsolated { $0.transportFailed(error) }
         })

@@ -31,9 +31,36 @@ public final class CaptureFeed: Sendable {
         case toggleSession(SensorIdentity, atMs: Double)
     }
 
+    private enum Entry {
+        case run(Int)
+        case toggleSession(SensorIdentity, atMs: Double)
+    }
+
     private struct State {
-        var items: [Item] = []
+        /// What was appended, in order; runs are kept apart so that one grows in place.
+        var entries: [Entry] = []
+        var runs: [SampleRun] = []
         var samples = 0
+
+        /// The run that `firstIndex` continues: the last one of the same sensor stream, if no
+        /// button press of that sensor came after it. Sensors interleave, so the last entry is
+        /// usually another sensor's; only the few newest are looked at.
+        func continued(sensor: SensorIdentity, stream: SensorStream, odrHz: Double, range: Double,
+                       firstIndex: Int64) -> Int? {
+            for entry in entries.reversed().prefix(32) {
+                switch entry {
+                case .toggleSession(let other, _):
+                    if other == sensor { return nil }
+                case .run(let index):
+                    // Field by field: a copy of the run would retain its strings and samples.
+                    guard runs[index].stream == stream, runs[index].sensor == sensor else { continue }
+                    let continues = runs[index].firstIndex + Int64(runs[index].samples.count) == firstIndex
+                        && runs[index].odrHz == odrHz && runs[index].range == range
+                    return continues ? index : nil
+                }
+            }
+            return nil
+        }
     }
 
     private let state = Mutex(State())
@@ -41,50 +68,50 @@ public final class CaptureFeed: Sendable {
     public init() {}
 
     /// Appends `count` samples of one stream, the first with index `firstIndex`, which arrived
-    /// at `receivedAt`; `sample(i)` gives the i-th. A run that continues the last one (same
-    /// stream, next index, no gap) extends it in place.
+    /// at `receivedAt`; `sample(i)` gives the i-th. A run that continues the stream's last one
+    /// (next index, no gap) extends it in place.
     public func append(sensor: SensorIdentity, stream: SensorStream, odrHz: Double, range: Double, firstIndex: Int64,
                        gapReason: String?, receivedAt: @autoclosure () -> ContinuousClock.Instant, count: Int,
                        sample: (Int) -> StoredSample) {
         guard count > 0 else { return }
         state.withLock { state in
             state.samples += count
-            if gapReason == nil, case .samples(var run)? = state.items.last, run.stream == stream,
-               run.firstIndex + Int64(run.samples.count) == firstIndex, run.odrHz == odrHz, run.range == range,
-               run.sensor == sensor {
-                state.items.removeLast()  // moved out, so that its array grows in place
-                for index in 0..<count { run.samples.append(sample(index)) }
-                state.items.append(.samples(run))
+            if gapReason == nil,
+               let index = state.continued(sensor: sensor, stream: stream, odrHz: odrHz, range: range, firstIndex: firstIndex) {
+                for k in 0..<count { state.runs[index].samples.append(sample(k)) }
                 return
             }
             var samples: [StoredSample] = []
-            samples.reserveCapacity(max(count, 64))
-            for index in 0..<count { samples.append(sample(index)) }
-            state.items.append(.samples(SampleRun(sensor: sensor, stream: stream, odrHz: odrHz, range: range,
-                                                  firstIndex: firstIndex, samples: samples, gapReason: gapReason,
-                                                  receivedAt: receivedAt())))
+            samples.reserveCapacity(max(count, 128))
+            for k in 0..<count { samples.append(sample(k)) }
+            state.entries.append(.run(state.runs.count))
+            state.runs.append(SampleRun(sensor: sensor, stream: stream, odrHz: odrHz, range: range, firstIndex: firstIndex,
+                                        samples: samples, gapReason: gapReason, receivedAt: receivedAt()))
         }
     }
 
     public func toggleSession(_ sensor: SensorIdentity, atMs: Double) {
-        state.withLock { $0.items.append(.toggleSession(sensor, atMs: atMs)) }
+        state.withLock { $0.entries.append(.toggleSession(sensor, atMs: atMs)) }
     }
 
-    /// Takes everything appended so far, oldest first.
+    /// Takes everything appended so far, oldest first (each sensor's items in order).
     public func take() -> [Item] {
-        state.withLock { state in
+        let (entries, runs) = state.withLock { state in
             state.samples = 0
-            defer { state.items = [] }
-            return state.items
+            defer { (state.entries, state.runs) = ([], []) }
+            return (state.entries, state.runs)
+        }
+        return entries.map { entry in
+            switch entry {
+            case .run(let index): .samples(runs[index])
+            case .toggleSession(let sensor, let atMs): .toggleSession(sensor, atMs: atMs)
+            }
         }
     }
 
     /// When the oldest sample waiting here was appended.
     public var oldest: ContinuousClock.Instant? {
-        state.withLock { state in
-            for item in state.items { if case .samples(let run) = item { return run.receivedAt } }
-            return nil
-        }
+        state.withLock { state in state.runs.lazy.map(\.receivedAt).min() }
     }
 
     /// Samples waiting here.

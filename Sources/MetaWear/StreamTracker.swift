@@ -73,6 +73,8 @@ public struct StreamTracker: Sendable {
     private var residuals: [Double] = []
     private var suffix: [Double] = []
     private var pendingReason: String?
+    /// The samples of the batch being handed out, reused from one batch to the next.
+    private var decoded: [TimestampedSample] = []
     /// Smallest residuals of accepted notifications in the current and the previous bucket of
     /// `confirmationWindow`: the baseline that a loss lifts. (The clock's line can sit a little
     /// below the envelope under heavy jitter, so residuals are compared with it, not with 0.)
@@ -140,13 +142,17 @@ public struct StreamTracker: Sendable {
         warming = true
     }
 
-    /// Takes one notification's samples (oldest first) that arrived at `arrival` (host seconds).
-    public mutating func push(_ samples: RawTriples, arrival: Double) -> [Batch] {
+    /// Takes one notification's samples (oldest first) that arrived at `arrival` (host seconds),
+    /// and hands what is ready to `sink`, oldest first.
+    ///
+    /// A batch's `samples` are the tracker's own buffer, refilled for the next batch: a sink that
+    /// copies them out (and keeps no reference) lets the data plane run without an allocation
+    /// per notification.
+    public mutating func push(_ samples: RawTriples, arrival: Double, _ sink: (Batch) -> Void) {
         receivedSamples += Int64(samples.count)
-        var out: [Batch] = []
         if warming {
             held.append((samples, arrival))
-            if arrival - held[0].arrival >= warmUpWindow { finishWarmUp(into: &out) }
+            if arrival - held[0].arrival >= warmUpWindow { finishWarmUp(sink) }
         } else if held.isEmpty {
             var trial = clock
             let timing = trial.timestamp(sampleCount: samples.count, arrivalTime: arrival)
@@ -154,28 +160,39 @@ public struct StreamTracker: Sendable {
             if lift - baseline < 0.5 * clock.nominalPeriod {
                 clock = trial
                 noteAccepted(lift, arrival)
-                out.append(emit(samples, timing))
+                emit(samples, timing, sink)
             } else {
                 held.append((samples, arrival))
             }
         } else {
             held.append((samples, arrival))
-            if arrival - held[0].arrival >= confirmationWindow { resolve(into: &out) }
+            if arrival - held[0].arrival >= confirmationWindow { resolve(sink) }
         }
+    }
+
+    /// ``push(_:arrival:_:)``, collecting the batches.
+    public mutating func push(_ samples: RawTriples, arrival: Double) -> [Batch] {
+        var out: [Batch] = []
+        push(samples, arrival: arrival) { out.append($0) }
         return out
     }
 
     /// Decides on held samples with what has arrived (link lost, stream stopping).
+    public mutating func flush(_ sink: (Batch) -> Void) {
+        if warming, !held.isEmpty { finishWarmUp(sink, final: true) }
+        while !held.isEmpty { resolve(sink, final: true) }
+    }
+
+    /// ``flush(_:)``, collecting the batches.
     public mutating func flush() -> [Batch] {
         var out: [Batch] = []
-        if warming, !held.isEmpty { finishWarmUp(into: &out, final: true) }
-        while !held.isEmpty { resolve(into: &out, final: true) }
+        flush { out.append($0) }
         return out
     }
 
     /// Anchors the clock under the lowest held arrival, projected back to the first notification
     /// at the nominal period, then replays the rest.
-    private mutating func finishWarmUp(into out: inout [Batch], final: Bool = false) {
+    private mutating func finishWarmUp(_ sink: (Batch) -> Void, final: Bool = false) {
         warming = false
         let items = held
         held = []
@@ -198,17 +215,17 @@ public struct StreamTracker: Sendable {
             self.runStart = nil
         }
         noteAccepted(residual(first, anchor), items[0].arrival)
-        out.append(emit(items[0].samples, first))
-        replay(items.dropFirst(), into: &out, final: final)
+        emit(items[0].samples, first, sink)
+        replay(items.dropFirst(), sink, final: final)
     }
 
-    private mutating func replay(_ items: ArraySlice<(samples: RawTriples, arrival: Double)>, into out: inout [Batch],
+    private mutating func replay(_ items: ArraySlice<(samples: RawTriples, arrival: Double)>, _ sink: (Batch) -> Void,
                                  final: Bool) {
         for item in items {
             if final && !held.isEmpty {
                 held.append(item)
             } else {
-                out += push(item.samples, arrival: item.arrival)
+                push(item.samples, arrival: item.arrival, sink)
                 receivedSamples -= Int64(item.samples.count)  // counted when first pushed
             }
         }
@@ -238,7 +255,7 @@ public struct StreamTracker: Sendable {
         arrival - timing.time(at: timing.count - 1)
     }
 
-    private mutating func resolve(into out: inout [Batch], final: Bool = false) {
+    private mutating func resolve(_ sink: (Batch) -> Void, final: Bool = false) {
         var trial = clock
         residuals.removeAll(keepingCapacity: true)
         for item in held {
@@ -278,25 +295,24 @@ public struct StreamTracker: Sendable {
         for item in held[..<accept] {
             let timing = clock.timestamp(sampleCount: item.samples.count, arrivalTime: item.arrival)
             noteAccepted(residual(timing, item.arrival), item.arrival)
-            out.append(emit(item.samples, timing))
+            emit(item.samples, timing, sink)
         }
         held.removeFirst(accept)
         if !final, let newest = held.last, newest.arrival - held[0].arrival >= confirmationWindow {
-            resolve(into: &out)
+            resolve(sink)
         }
     }
 
-    private mutating func emit(_ samples: RawTriples, _ timing: SampleClock.Timing) -> Batch {
+    private mutating func emit(_ samples: RawTriples, _ timing: SampleClock.Timing, _ sink: (Batch) -> Void) {
         let first = segmentBase + Int64(timing.firstIndex)
         precondition(first == nextIndex, "stream index out of step")
-        var decoded: [TimestampedSample] = []
-        decoded.reserveCapacity(samples.count)
+        decoded.removeAll(keepingCapacity: true)
         decoder.decode(samples, timing: timing, into: &decoded)
         for k in decoded.indices { decoded[k].index = UInt64(first) + UInt64(k) }
         nextIndex = first + Int64(samples.count)
         lastStamp = decoded.last?.time ?? lastStamp
         let reason = pendingReason
         pendingReason = nil
-        return Batch(firstIndex: first, samples: decoded, gapReason: reason)
+        sink(Batch(firstIndex: first, samples: decoded, gapReason: reason))
     }
 }

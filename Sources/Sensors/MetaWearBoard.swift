@@ -128,8 +128,9 @@ public actor MetaWearBoard {
         if !subscribed {
             subscribed = true
             let now = self.now
+            let handle = loop.entry(into: MetaWearBoard.self) { board, bytes in board.handle(bytes, arrival: now()) }
             try await link.enableNotifications(receive: { [weak self] bytes in
-                self?.assumeIsolated { $0.handle(bytes, arrival: now()) }
+                if let self { handle(self, bytes) }
             }, ended: { [weak self] in
                 self?.assumeIsolated { $0.linkEnded() }
             })

@@ -64,7 +64,12 @@ public actor SensorSupervisor {
 
     private var current: SensorStatus
     private var trackers = StreamTrackers()
-    private var plan: StreamingPlan?
+    private var plan: StreamingPlan? {
+        didSet { shapes = (plan.map { FeedShape($0.gyro) }, plan?.accelerometer.map(FeedShape.init)) }
+    }
+    /// What the capture feed needs of the planned streams, apart from the plan: a notification
+    /// copies two numbers, not the plan's arrays.
+    private var shapes: (gyro: FeedShape?, accelerometer: FeedShape?) = (nil, nil)
     private var pendingGapReason: String?
     private var lastDataArrival: Double?
     private var linkDown: String?
@@ -164,11 +169,12 @@ public actor SensorSupervisor {
         connectedOnce = true
         linkDown = nil
         let loop = self.loop
+        let handle = loop.entry(into: SensorSupervisor.self) { supervisor, event in supervisor.handle(event) }
         let board = MetaWearBoard(link: link, options: settings.board, logger: logger, now: now) { [weak self] event in
             guard let self else { return }
             // The board runs on its link's loop; the gateway gives both the same one.
             if loop.inLoop {
-                self.assumeIsolated { $0.handle(event) }
+                handle(self, event)
             } else {
                 loop.execute { self.assumeIsolated { $0.handle(event) } }
             }
@@ -312,7 +318,7 @@ public actor SensorSupervisor {
     /// times of a stream the board kept running, or from the stop time at the next restart.
     private func setGapReason(_ reason: String) {
         pendingGapReason = reason
-        for module in trackers.modules { trackers[module]?.nextGapReason = reason }
+        for module in trackers.modules { trackers.update(module) { $0.nextGapReason = reason } }
     }
 
     private func linkWentDown(_ reason: String) {
@@ -381,11 +387,13 @@ public actor SensorSupervisor {
     private func handle(_ event: BoardEvent) {
         switch event {
         case .samples(let module, let raw, let arrival):
+            guard plan != nil else { return }  // stale data before any plan: dropped
+            let stream = module == .gyro ? shapes.gyro : shapes.accelerometer
             // Pushed in place: a copy of the tracker would copy its buffers on every notification.
-            guard let plan, let batches = trackers[module]?.push(raw, arrival: arrival) else { return }  // stale data before any plan: dropped
-            lastDataArrival = arrival
-            let stream = module == .gyro ? plan.gyro : plan.accelerometer
-            for batch in batches { enqueue(module, stream, batch) }
+            let pushed: Void? = trackers.update(module) { tracker in
+                tracker.push(raw, arrival: arrival) { enqueue(module, stream, $0) }
+            }
+            if pushed != nil { lastDataArrival = arrival }
         case .button(let state):
             guard state.isPressed else { return }
             logger.info("button pressed")
@@ -418,7 +426,7 @@ public actor SensorSupervisor {
         let linkUp = (linkDownAt ?? .infinity) >= clock.resetTime - 0.02
         flushTrackers()
         for module in trackers.modules {
-            trackers[module]?.restart(end: .reset(at: clock.resetTime, linkUp: linkUp), reason: "board reset")
+            trackers.update(module) { $0.restart(end: .reset(at: clock.resetTime, linkUp: linkUp), reason: "board reset") }
         }
     }
 
@@ -441,7 +449,7 @@ public actor SensorSupervisor {
         pendingGapReason = nil
     }
 
-    private func enqueue(_ module: MetaWearModuleID, _ stream: StreamingPlan.Stream?, _ batch: StreamTracker.Batch) {
+    private func enqueue(_ module: MetaWearModuleID, _ stream: FeedShape?, _ batch: StreamTracker.Batch) {
         guard let stream, let first = batch.samples.first, let last = batch.samples.last else { return }
         let samples = batch.samples
         // The commit deadline counts from when the first sample arrived (its stamp is at most
@@ -458,9 +466,8 @@ public actor SensorSupervisor {
 
     private func flushTrackers() {
         for module in trackers.modules {
-            guard let batches = trackers[module]?.flush() else { continue }
-            let stream = module == .gyro ? plan?.gyro : plan?.accelerometer
-            for batch in batches { enqueue(module, stream, batch) }
+            let stream = module == .gyro ? shapes.gyro : shapes.accelerometer
+            trackers.update(module) { $0.flush { enqueue(module, stream, $0) } }
         }
     }
 
@@ -489,5 +496,16 @@ public actor SensorSupervisor {
     /// Lets events that the board queued on the loop from another thread run first.
     private func settle() async {
         await withCheckedContinuation { continuation in loop.execute { continuation.resume() } }
+    }
+}
+
+/// A planned stream as the capture feed records it.
+private struct FeedShape {
+    var odrHz: Double
+    var range: Double
+
+    init(_ stream: StreamingPlan.Stream) {
+        odrHz = stream.odrHz
+        range = stream.range
     }
 }

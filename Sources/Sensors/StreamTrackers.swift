@@ -14,14 +14,22 @@ struct StreamTrackers {
             default: nil
             }
         }
-        _modify {
+        set {
             switch module {
-            case .gyro: yield &gyro
-            case .accelerometer: yield &accelerometer
-            default:
-                var none: StreamTracker?
-                yield &none
+            case .gyro: gyro = newValue
+            case .accelerometer: accelerometer = newValue
+            default: break
             }
+        }
+    }
+
+    /// Runs `body` on the module's tracker in place; nil when it has none. (A `_modify` accessor
+    /// would do the same through a coroutine, whose frame is allocated on every call.)
+    mutating func update<Result>(_ module: MetaWearModuleID, _ body: (inout StreamTracker) -> Result) -> Result? {
+        switch module {
+        case .gyro where gyro != nil: body(&gyro!)
+        case .accelerometer where accelerometer != nil: body(&accelerometer!)
+        default: nil
         }
     }
 

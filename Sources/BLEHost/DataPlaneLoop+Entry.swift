@@ -1,0 +1,24 @@
+extension DataPlaneLoop {
+    /// A call into `A`'s isolation for a callback that runs on this loop's thread (a transport's
+    /// reader, a notification subscriber): made once when the callback is installed, then called
+    /// once per packet.
+    ///
+    /// Why not `Actor.assumeIsolated` per packet: it wraps its closure with
+    /// `withoutActuallyEscaping`, which allocates a context on every call, two allocations per
+    /// actor a notification passes through. This does the same check (the caller is on the loop,
+    /// which is `A`'s executor) and the same reinterpretation of the isolated parameter, on a
+    /// closure made once. `A` must run on this loop (its `unownedExecutor` is the loop's).
+    @inlinable
+    public func entry<A: Actor, Argument>(into _: A.Type,
+                                          _ body: @escaping @Sendable (isolated A, Argument) -> Void)
+        -> @Sendable (A, Argument) -> Void
+    {
+        // The isolated parameter is an ordinary parameter in the calling convention; the stdlib's
+        // `assumeIsolated` relies on the same.
+        let call = unsafeBitCast(body, to: (@Sendable (A, Argument) -> Void).self)
+        return { [self] actor, argument in
+            checkIsolated()
+            call(actor, argument)
+        }
+    }
+}
