@@ -57,6 +57,7 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
         var liveAlarms: Set<UInt64> = []
         var rung: Set<UInt64> = []
         var nextAlarm: UInt64 = 0
+        var pacing = ReadPacing()
     }
 
     private let state = Mutex(State())
@@ -186,6 +187,8 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
         return state.withLock { state in state.timers.values.map(\.latest).min() }
     }
 
+    func withPacing<T>(_ body: (inout ReadPacing) -> T) -> T { state.withLock { body(&$0.pacing) } }
+
     // MARK: - Descriptors
 
     /// Calls `handler` on the loop's thread whenever `descriptor` is readable, until
@@ -218,18 +221,19 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
         var watched: [(id: UInt64, handler: ReadableHandler)] = []
         var fds: [pollfd] = []
         var drain = [UInt8](repeating: 0, count: 64)
+        var lastRead: UInt64 = 0
         while true {
             // Timers first: the jobs they resume run in this turn.
             let now = monotonicNanoseconds()
             let nextTimer = fireTimers(now: now)
-            let (work, current) = state.withLock { state -> ([Work], UInt64) in
+            let (work, current, pace) = state.withLock { state -> ([Work], UInt64, UInt64) in
                 let work = state.queue
                 if work.isEmpty {
                     state.sleeping = true
                 } else {
                     state.queue.removeAll(keepingCapacity: true)
                 }
-                return (work, state.generation)
+                return (work, state.generation, state.pacing.interval)
             }
             if current != generation {
                 generation = current
@@ -238,13 +242,20 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
                 fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
                     + registrations.sorted { $0.key < $1.key }.map { pollfd(fd: $0.value.descriptor, events: Int16(POLLIN), revents: 0) }
             }
-            let wait = nextTimer.map { $0 > now ? $0 - now : 0 }
+            // Paced: the transports are left unread until the interval since the last read is over
+            // (the wake-up pipe is always watched).
+            let resume = lastRead &+ pace
+            let paced = pace > 0 && now < resume
+            var wait = nextTimer.map { $0 > now ? $0 - now : 0 }
+            if paced { wait = min(wait ?? .max, resume - now) }
             let timeout: Int32 = !work.isEmpty ? 0 : wait.map { Int32(min(($0 + 999_999) / 1_000_000, 3_600_000)) } ?? -1
-            let ready = poll(&fds, nfds_t(fds.count), timeout)
+            let ready = poll(&fds, nfds_t(paced ? 1 : fds.count), timeout)
             if work.isEmpty { state.withLock { $0.sleeping = false } }
             if ready > 0 {
                 if fds[0].revents != 0 { _ = Glibc.read(wakeRead, &drain, drain.count) }
-                for index in 1..<fds.count where fds[index].revents != 0 {
+                let polled = paced ? 1 : fds.count
+                if polled > 1, fds[1...].contains(where: { $0.revents != 0 }) { lastRead = monotonicNanoseconds() }
+                for index in 1..<polled where fds[index].revents != 0 {
                     let id = watched[index - 1].id
                     // A handler may unregister others (a transport closing): skip those.
                     guard state.withLock({ $0.registrations[id] != nil }) else { continue }

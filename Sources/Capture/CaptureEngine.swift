@@ -18,7 +18,7 @@ import Logging
 /// one, so nothing handed to the engine is dropped by a transient store error.
 public actor CaptureEngine {
     public nonisolated let store: GyroStore
-    let rules: CaptureRules
+    public nonisolated let rules: CaptureRules
     let calendar: PeriodCalendar
     let renderer: DocumentRenderer
     let logger: Logger

@@ -57,6 +57,7 @@ struct SensorService: Service {
     /// - throws: the error that kept the transport from opening or the host from starting.
     private func runController() async throws -> TransportError? {
         let transport = try await TransportFactory.open(configuration.bluetooth.transport.description, logger: logger)
+        transport.loop.setReadInterval(seconds: Double(configuration.bluetooth.readIntervalMs) / 1000)
         let host = BLEHost(transport: transport, logger: logger)
         do { try await host.start() } catch {
             await host.stop()

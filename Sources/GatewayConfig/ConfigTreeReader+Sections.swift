@@ -3,7 +3,7 @@ import Foundation
 extension ConfigTreeReader {
     func bluetooth(_ top: ObjectReader) -> BluetoothSettings {
         let fallback = BluetoothSettings(transport: .userChannel(adapter: 0), maxSensors: 4)
-        guard let section = top.object("bluetooth", keys: ["transport", "maxSensors"]) else {
+        guard let section = top.object("bluetooth", keys: ["transport", "maxSensors", "readIntervalMs"]) else {
             if !top.has("bluetooth") { sink.add("bluetooth", "required key is missing (expected an object with \"transport\")") }
             return fallback
         }
@@ -14,7 +14,9 @@ extension ConfigTreeReader {
             case .failure(let error): sink.add(section.child("transport"), error.message)
             }
         }
-        return BluetoothSettings(transport: transport, maxSensors: section.integer("maxSensors", default: 4, in: 1...8))
+        var settings = BluetoothSettings(transport: transport, maxSensors: section.integer("maxSensors", default: 4, in: 1...8))
+        settings.readIntervalMs = section.integer("readIntervalMs", default: settings.readIntervalMs, in: 0...1000, unit: " ms")
+        return settings
     }
 
     func sensors(_ top: ObjectReader) -> [SensorSettings] {

@@ -68,6 +68,9 @@ public struct BluetoothSettings: Sendable, Equatable {
     public var transport: TransportSpec
     /// Most sensors connected at once on this controller.
     public var maxSensors: Int
+    /// While every stream carries the board's time, the controller is read at most this often
+    /// (ms), so that a wake-up handles a batch of notifications; 0 reads each at once.
+    public var readIntervalMs: Int = 100
 }
 
 public struct SensorSettings: Sendable, Equatable {

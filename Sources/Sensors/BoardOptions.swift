@@ -19,6 +19,9 @@ public struct BoardOptions: Sendable, Equatable {
     public var shortIntervalThreshold: Double
     /// Log the gyro on the board while streaming, and fill link gaps from the log (`nil`: off).
     public var backfill: Backfill?
+    /// Stamp unpacked gyro samples from the board's clock (a time accounter) where the board has
+    /// a data processor and a log clock; otherwise from their arrival.
+    public var boardTime = true
 
     /// The board's log as a second copy of the stream.
     public struct Backfill: Sendable, Equatable {

@@ -90,6 +90,10 @@ public actor MetaWearBoard {
     var download: LogDownloadState?
     /// The gyro loggers' ids (x/y slice, z slice), once created.
     public internal(set) var loggers: (UInt8, UInt8)?
+    /// The time accounter the gyro streams through (``StreamingPlan/Stream/boardTime``), once created.
+    public private(set) var gyroAccounter: UInt8?
+    /// The log clock read at this initialisation: converts accounter ticks to host time.
+    private var clock: BoardClock?
     private var nextWaiterID = 0
     var closed = false
 
@@ -122,6 +126,7 @@ public actor MetaWearBoard {
     public func initialise() async throws -> BoardInfo {
         // Data kept from a failed attempt on this link stays: it is parsed once discovery succeeds.
         phase = .discovering
+        gyroAccounter = nil
         staleGyroMatches = false
         staleGyroDelivered = false
         streaming = false
@@ -156,7 +161,8 @@ public actor MetaWearBoard {
                                         what: "gyro configuration read")
         staleGyroMatches = running == [0x13, 0x83] + plan.gyro.configure.payload
         // Before any stale sample is passed on: a board that reset since starts a new run.
-        if let clock = try await readClock() { onEvent(.clock(clock)) }
+        clock = try await readClock()
+        if let clock { onEvent(.clock(clock)) }
         phase = .stale
         let kept = early
         early = []
@@ -192,7 +198,13 @@ public actor MetaWearBoard {
         guard let plan else { throw BoardError.timeout("start before initialise") }
         if let backfill = options.backfill, info.isPresent(.logging) { try await startLogging(plan, backfill) }
         phase = .streaming
-        for command in plan.startCommands { try await link.write(command) }
+        var commands = plan.startCommands
+        if plan.gyro.boardTime {
+            // The gyro's configuration first (written while it is stopped), then its accounter.
+            try await link.write(commands.removeFirst())
+            try await subscribeTimedGyro()
+        }
+        for command in commands { try await link.write(command) }
         if plan.wantsShortInterval {
             await link.requestConnectionInterval(minimumMilliseconds: 7.5, maximumMilliseconds: 15)
         }
@@ -203,14 +215,35 @@ public actor MetaWearBoard {
     /// 1 s: this runs while the gateway shuts down) for an answer from the board. The link is in order, so the answer means the board has carried
     /// out the stop commands before the caller disconnects: a MetaWear keeps streaming without
     /// a connection, and a stop overtaken by the disconnect would leave it streaming (and
-    /// draining its battery) until the next connection resets it. Data still in flight is dropped.
+    /// draining its battery) until the next connection resets it. Data in flight (a paced loop
+    /// may have left a batch unread) arrives before the answer and is still passed on.
     public func stopStreaming() async throws {
         guard let plan else { return }
         streaming = false
-        phase = .quiet
+        defer { phase = .quiet }
         for command in plan.stopCommands { try await link.write(command) }
+        if let gyroAccounter { try await link.write(DataProcessor.remove(id: gyroAccounter)) }
         _ = try await request(Gyro.readConfiguration(), answer: MetaWearModuleID.gyro.rawValue, 0x83,
                               what: "gyro configuration read after the stop", timeout: min(responseTimeout, .seconds(1)))
+    }
+
+    /// Creates the gyro's time accounter and subscribes to its output; a board that does not
+    /// answer streams the raw signal instead, stamped on arrival.
+    private func subscribeTimedGyro() async throws {
+        guard let registers = info.gyroRegisters else { return }
+        let create = DataProcessor.createTimeAccounter(module: .gyro, register: registers.data)
+        if let answer = try? await request(create, answer: MetaWearModuleID.dataProcessor.rawValue, 0x02,
+                                           what: "time accounter creation"),
+           case .processorCreated(let id) = try? parser.parse(answer)
+        {
+            gyroAccounter = id
+            for command in DataProcessor.subscribe(id: id) { try await link.write(command) }
+        } else {
+            if closed { throw BoardError.linkClosed }
+            logger.warning("the board made no time accounter: gyro samples are stamped on arrival",
+                           metadata: ["subsystem": "sensor"])
+            try await link.write(try Gyro.subscribe(registers))
+        }
     }
 
     /// Reads the battery (`11 8c`); the answer is also sent as an event.
@@ -248,6 +281,9 @@ public actor MetaWearBoard {
     {
         if closed { throw BoardError.linkClosed }
         let key = UInt16(module) << 8 | UInt16(register)
+        // The answer's arrival time matters (the log clock's reference), and so does its latency.
+        loop.promptReads(+1)
+        defer { loop.promptReads(-1) }
         nextWaiterID += 1
         let id = nextWaiterID
         let timeout = timeout ?? responseTimeout
@@ -288,6 +324,10 @@ public actor MetaWearBoard {
             }
             return
         }
+        if phase != .discovering, let timed = parser.timedSample(bytes) {
+            timedGyroData(timed.processor, tick: timed.tick, timed.sample, arrival: arrival)
+            return
+        }
         let start = bytes.startIndex
         // A read answer (bit 0x80, silent bit folded), or a creation's id (`0b 02 <id>`), may
         // complete a request.
@@ -301,7 +341,9 @@ public actor MetaWearBoard {
             }
         }
         if phase == .discovering {
-            if bytes[start] == MetaWearModuleID.gyro.rawValue, early.count < 100_000 { early.append((Array(bytes), arrival)) }
+            let data = bytes[start] == MetaWearModuleID.gyro.rawValue
+                || (bytes[start] == MetaWearModuleID.dataProcessor.rawValue && bytes[start + 1] == DataProcessor.outputRegister)
+            if data, early.count < 100_000 { early.append((Array(bytes), arrival)) }
             return
         }
         let packet: MetaWearPacket
@@ -324,15 +366,26 @@ public actor MetaWearBoard {
         }
     }
 
-    private func gyroData(_ samples: RawTriples, arrival: Double) {
+    private func gyroData(_ samples: RawTriples, arrival: Double, boardTime: Double? = nil) {
         if phase == .stale {
-            guard staleGyroMatches, let plan, plan.gyro.packed == (samples.count == 3) else { return }
+            guard staleGyroMatches, let plan, plan.gyro.packed == (samples.count == 3),
+                  plan.gyro.boardTime == (boardTime != nil) else { return }
             staleGyroDelivered = true
         } else if phase != .streaming {
             return
         }
         lastDataArrival = arrival
-        onEvent(.samples(.gyro, samples, arrival: arrival))
+        onEvent(.samples(.gyro, samples, arrival: boardTime ?? arrival))
+    }
+
+    /// A sample of the gyro's time accounter: passed on stamped with when the board produced it,
+    /// as the end of its tick in host time (so never before it was produced, like an arrival).
+    /// Before the reset (stale), the accounter is the one this gateway made on the last link: the
+    /// reset sequence removes every processor, and the gateway makes no other.
+    private func timedGyroData(_ processor: UInt8, tick: UInt32, _ sample: RawTriple, arrival: Double) {
+        guard phase == .stale || processor == gyroAccounter, let clock else { return }
+        let produced = clock.resetTime + (Double(tick) + 1) * Logging.tickMilliseconds / 1000
+        gyroData(RawTriples(sample), arrival: arrival, boardTime: produced)
     }
 
     private func accelerometerData(_ samples: RawTriples, arrival: Double) {

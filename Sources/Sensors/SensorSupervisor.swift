@@ -73,6 +73,10 @@ public actor SensorSupervisor {
     private var pendingGapReason: String?
     private var lastDataArrival: Double?
     private var linkDown: String?
+    /// Counts ``watchPaced(_:)`` turns, so that a late timer of an old turn does nothing; and
+    /// whether this turn's reads are batched yet (it released its prompt-read hold).
+    private var pacing = 0
+    private var pacingStarted = false
     /// The streaming watch's timer; `linkWentDown` rings it.
     private var watchAlarm: DataPlaneLoop.Alarm?
     /// The watching task, asleep until its check has something to do.
@@ -138,6 +142,10 @@ public actor SensorSupervisor {
             // Log entries of a power cycle this process never saw are placed through the time saved then.
             resetTimes = (try? await engine.store.boardResetTimes(device: address)) ?? [:]
         }
+        // Connecting and initialising need each answer at once; only a board-time stream lets
+        // the loop batch its reads (``watchPaced(_:)``).
+        loop.promptReads(+1)
+        defer { loop.promptReads(-1) }
         var attempt = 0
         while !Task.isCancelled {
             let streamed = await connectAndStream(connector)
@@ -206,7 +214,7 @@ public actor SensorSupervisor {
             streamed = true
             transition(to: .streaming)
             if settings.board.backfill != nil { await backfill(from: board) }
-            switch await watch(board) {
+            switch await watchPaced(board) {
             case .cancelled:
                 try? await board.stopStreaming()
                 break recovery
@@ -243,6 +251,35 @@ public actor SensorSupervisor {
     }
 
     enum WatchOutcome { case cancelled, silent, disconnected(String) }
+
+    /// ``watch(_:)``, letting the loop batch its reads meanwhile when every sample of this
+    /// sensor carries the board's time (the gyro through its accounter, no accelerometer).
+    ///
+    /// Batching starts after the stream's warm-up and one commit interval: a crash right after a
+    /// stream starts then loses at most a commit interval of samples, as without it.
+    private func watchPaced(_ board: MetaWearBoard) async -> WatchOutcome {
+        guard let plan, plan.gyro.boardTime, plan.accelerometer == nil, await board.gyroAccounter != nil else {
+            return await watch(board)
+        }
+        pacing += 1
+        let turn = pacing
+        loop.pacedStream(+1)
+        let delay = settings.warmUp.seconds + engine.rules.commitInterval.seconds
+        loop.schedule(after: delay, tolerance: 0.1, alarm: loop.makeAlarm()) { [weak self] in
+            self?.assumeIsolated { supervisor in
+                guard supervisor.pacing == turn, !supervisor.pacingStarted else { return }
+                supervisor.pacingStarted = true
+                supervisor.loop.promptReads(-1)
+            }
+        }
+        defer {
+            pacing += 1
+            if pacingStarted { loop.promptReads(+1) }
+            pacingStarted = false
+            loop.pacedStream(-1)
+        }
+        return await watch(board)
+    }
 
     /// Waits while streaming until the link goes down, the run is cancelled or the board falls
     /// silent, reading the battery on time. It sleeps until the earlier of the silence deadline

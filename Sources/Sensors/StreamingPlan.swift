@@ -18,6 +18,10 @@ public struct StreamingPlan: Sendable, Equatable {
         /// Full-scale range in °/s or g (what the store records).
         public var range: Double
         public var packed: Bool
+        /// Whether samples come through a time accounter (`09 03 <id> <tick> <sample>`) and are
+        /// stamped from the board's clock rather than from their arrival. `start` then holds no
+        /// subscription: the board creates the accounter and subscribes to its output first.
+        public var boardTime: Bool
         public var decoder: SampleDecoder
         public var configure: MetaWearCommand
         public var start: [MetaWearCommand]
@@ -52,11 +56,16 @@ public struct StreamingPlan: Sendable, Equatable {
         reset = BoardResetSequence.commands(for: board)
         let gyroHz = options.gyro.outputDataRate.hertz
         let gyroPacked = options.usesPacked(gyroHz) && gyroRegisters.packedData != nil
+        // The accounter's tick is on the log clock, which the board reads at each initialisation;
+        // it cannot take packed samples (protocol reference, section 8).
+        let gyroBoardTime = options.boardTime && !gyroPacked && board.isPresent(.dataProcessor)
+            && board.isPresent(.logging)
         do {
+            var start = try Gyro.startStreaming(gyroRegisters, packed: gyroPacked)
+            if gyroBoardTime { start.removeFirst() }  // the raw subscription
             gyro = Stream(module: .gyro, odrHz: gyroHz, range: options.gyro.range.degreesPerSecond, packed: gyroPacked,
-                          decoder: SampleDecoder(gyroRange: options.gyro.range),
-                          configure: Gyro.configure(options.gyro),
-                          start: try Gyro.startStreaming(gyroRegisters, packed: gyroPacked),
+                          boardTime: gyroBoardTime, decoder: SampleDecoder(gyroRange: options.gyro.range),
+                          configure: Gyro.configure(options.gyro), start: start,
                           stop: try Gyro.stopStreaming(gyroRegisters, packed: gyroPacked))
             if let acc = options.accelerometer {
                 guard let registers = board.accelerometerRegisters else {
@@ -65,7 +74,7 @@ public struct StreamingPlan: Sendable, Equatable {
                 let hz = acc.outputDataRate.hertz
                 let packed = options.usesPacked(hz) && registers.packedData != nil
                 accelerometer = Stream(module: .accelerometer, odrHz: hz, range: acc.range.gravities, packed: packed,
-                                       decoder: SampleDecoder(accelerometerRange: acc.range),
+                                       boardTime: false, decoder: SampleDecoder(accelerometerRange: acc.range),
                                        configure: Accelerometer.configure(acc, chip: registers.chip),
                                        start: try Accelerometer.startStreaming(registers, configuration: acc, packed: packed),
                                        stop: try Accelerometer.stopStreaming(registers, packed: packed))

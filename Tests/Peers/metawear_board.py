@@ -193,6 +193,8 @@ class Channel:
         self.int_enabled = False
         self.sub_data = False
         self.sub_packed = False
+        # Accounters on the data register whose output is notified: (id, time mode, bytes).
+        self.accounters: list[tuple[int, bool, int]] = []
         self.t0 = 0.0
         self.n = 0
         self.pending: list[bytes] = []
@@ -227,7 +229,7 @@ class Channel:
     @property
     def active(self) -> bool:
         return self.started and self.int_enabled and (
-            self.sub_data or self.sub_packed or bool(self.log_slices))
+            self.sub_data or self.sub_packed or bool(self.log_slices) or bool(self.accounters))
 
     def sample(self, n: int) -> bytes:
         phase = 2 * math.pi * n / self.odr
@@ -240,6 +242,7 @@ class Channel:
             "odr_hz": self.odr, "started": self.started,
             "interrupt_enabled": self.int_enabled,
             "subscribed": self.sub_data, "subscribed_packed": self.sub_packed,
+            "accounters": [a[0] for a in self.accounters],
             "streaming": self.active, "next_n": self.n,
             "data_reg": self.data_reg, "packed_reg": self.packed_reg,
             "logged": bool(self.log_slices),
@@ -281,6 +284,12 @@ class Board:
         self.page_flushes = 0
         self._readout_task: asyncio.Task | None = None
         self._page_confirmed = asyncio.Event()
+        # data processors: {id: creation args (src_mod src_reg src_data_id src_info type config…)},
+        # which of them notify (`09 07 id 01`), and the output subscription (`09 03 01`)
+        self.processors = 0
+        self.processor_defs: dict[int, bytes] = {}
+        self.processor_notify: set[int] = set()
+        self.processor_output = False
         self.model = ""
         self.set_model(model)
         self.battery_pct = 99
@@ -293,7 +302,6 @@ class Board:
         self.commands: list[str] = []
         self.commands_received = 0
         self.led_commands = 0
-        self.processors = 0
         self.events = 0
         self.discovery_delay = 0.0
         self.drop_remaining = 0
@@ -320,6 +328,7 @@ class Board:
         self.acc.impl = spec["acc_impl"]
         self.acc.conf, self.acc.range = (0x28, 0x03) if model == "MMR" else (0xA8, 0x02)
         self._refresh_loggers()  # the data registers depend on the implementation
+        self._refresh_processors()
 
     @property
     def log_revision(self) -> int:
@@ -363,7 +372,12 @@ class Board:
             self.log_triggers.clear()
             self.log_trigger_since.clear()
             self.log.circular = False
+            self.processors = 0
+            self.processor_defs.clear()
+            self.processor_notify.clear()
+            self.processor_output = False
         self._refresh_loggers()
+        self._refresh_processors()
         self._update_streaming()
 
     def on_disconnect(self) -> None:
@@ -685,10 +699,38 @@ class Board:
 
     def _dataproc(self, module, reg, args):
         if reg == 0x02:
-            self.reply(bytes([0x09, 0x02, self.processors & 0xFF]))
+            pid = self.processors & 0xFF
+            self.processor_defs[pid] = bytes(args)
+            self.reply(bytes([0x09, 0x02, pid]))
             self.processors += 1
+        elif reg == 0x03 and args:
+            self.processor_output = bool(args[0])
+            self._track_sub("09:03", self.processor_output)
+        elif reg == 0x06 and args:
+            self.processor_defs.pop(args[0], None)
+            self.processor_notify.discard(args[0])
+        elif reg == 0x07 and len(args) >= 2:
+            if args[1]:
+                self.processor_notify.add(args[0])
+            else:
+                self.processor_notify.discard(args[0])
         elif reg == 0x08:
             self.processors = 0
+            self.processor_defs.clear()
+            self.processor_notify.clear()
+        self._refresh_processors()
+        self._update_streaming()
+
+    def _refresh_processors(self) -> None:
+        """Recompute each stream's notifying accounters (type 0x11 on its data register)."""
+        for ch in (self.gyro, self.acc):
+            found = []
+            if self.processor_output:
+                for pid, d in sorted(self.processor_defs.items()):
+                    if (len(d) >= 7 and d[0] == ch.module and d[1] == ch.data_reg and d[4] == 0x11
+                            and pid in self.processor_notify):
+                        found.append((pid, (d[5] & 0x0F) == 1, (d[5] >> 4) + 1))
+            ch.accounters = found
 
     def _event(self, module, reg, args):
         if reg == 0x02:
@@ -742,6 +784,16 @@ class Board:
             self._log_sample(ch, n, sample)
         if ch.sub_data:
             if self.notify(bytes([ch.module, ch.data_reg]) + sample):
+                self.samples_sent += 1
+                ch.run_sent += 1
+                self.samples_undelivered_tail = 0
+            else:
+                self.samples_undelivered += 1
+                self.samples_undelivered_tail += 1
+        for pid, timed, length in ch.accounters:
+            # Time mode: the log clock's tick when the sample was produced; count mode: n.
+            value = max(0, int((ch.t0 + n / ch.odr - self.boot) / TICK_S)) if timed else n
+            if self.notify(bytes([0x09, 0x03, pid]) + struct.pack("<I", value & 0xFFFFFFFF)[:length] + sample):
                 self.samples_sent += 1
                 ch.run_sent += 1
                 self.samples_undelivered_tail = 0

@@ -293,6 +293,27 @@ async def phase_main(hci_port: int, ctl: Control, sensors: int) -> None:
         await asyncio.sleep(0.1)
         b0.drain()
 
+        # gyro through a time accounter: 09 03 <id> <tick u32> <x y z>, ticks on the log clock
+        created = await b0.ask("09021305ffa0113103")
+        pid = created[2] if len(created) == 3 else -1
+        check(created[:2] == b"\x09\x02", f"accounter created: {created.hex()}")
+        before = struct.unpack("<I", (await b0.ask("0b84"))[2:6])[0]
+        for cmd in (f"0907{pid:02x}01", "090301", "13020100", "130101"):
+            await b0.write(cmd)
+        values = await collect(b0, 0.5)
+        for cmd in ("130100", "13020001", "0908"):
+            await b0.write(cmd)
+        timed = [(struct.unpack("<I", v[3:7])[0], struct.unpack("<hhh", v[7:13]))
+                 for v in values if v[:3] == bytes([0x09, 0x03, pid]) and len(v) == 13]
+        ns = [t[1][0] for t in timed]
+        spacing = [(b[0] - a[0]) * 48 / 32768 for a, b in zip(timed, timed[1:])]
+        check(35 <= len(timed) <= 60 and ns == list(range(len(timed)))
+              and all(0.0085 <= d <= 0.0115 for d in spacing) and before <= timed[0][0] <= before + 100,
+              f"accounter output: {len(timed)} samples from n=0, ticks 10 ms apart (1 tick) after the clock read "
+              f"({timed[:1]}, clock {before})")
+        await asyncio.sleep(0.1)
+        b0.drain()
+
         # button
         await b0.write("010101")
         await asyncio.sleep(0.05)

@@ -31,12 +31,18 @@ final class BoardSequenceTests: XCTestCase {
             // logging stop, events, loggers, processors
             "0b 01 00", "0a 05", "0b 0a", "09 08",
             "13 83",  // barrier
-            "13 03 28 00", "13 05 01", "13 02 01 00", "13 01 01",
+            "13 03 28 00",
+            // unpacked: through a time accounter (board time), its output subscribed instead of 13 05
+            "09 02 13 05 ff a0 11 31 03", "09 07 00 01", "09 03 01",
+            "13 02 01 00", "13 01 01",
             "11 09 06 00 06 00 00 00 58 02",  // 100 notifications/s: ask for 7.5 ms
         ])
+        let accounter = await board.gyroAccounter
+        XCTAssertEqual(accounter, 0)
         let before = fake.writes.count
         try await board.stopStreaming()
-        XCTAssertEqual(Array(fake.writes[before...]), ["13 01 00", "13 02 00 01", "13 05 00", "13 83"], "stop, then the barrier")
+        XCTAssertEqual(Array(fake.writes[before...]), ["13 01 00", "13 02 00 01", "13 05 00", "09 06 00", "13 83"],
+                       "stop, remove the accounter, then the barrier")
     }
 
     func testMetaMotionSInitAndStart200HzPackedWithButtonAndLED() async throws {
@@ -67,14 +73,15 @@ final class BoardSequenceTests: XCTestCase {
                                    accelerometer: .init(outputDataRate: .hz50, range: .g16))
         let (fake, board) = try await runInit(.mms, options)
         defer { fake.stop() }
-        XCTAssertEqual(Array(fake.writes.suffix(9)), [
-            "13 03 28 02", "13 04 01", "13 02 01 00", "13 01 01",
+        XCTAssertEqual(Array(fake.writes.suffix(11)), [
+            "13 03 28 02", "09 02 13 04 ff a0 11 31 03", "09 07 00 01", "09 03 01", "13 02 01 00", "13 01 01",
             "03 03 a7 03", "03 04 01", "03 02 01 00", "03 01 01",
             "11 09 06 00 06 00 00 00 58 02",
         ])
         let before = fake.writes.count
         try await board.stopStreaming()
-        XCTAssertEqual(Array(fake.writes[before...]), ["03 01 00", "03 02 00 01", "03 04 00", "13 01 00", "13 02 00 01", "13 04 00", "13 83"])
+        XCTAssertEqual(Array(fake.writes[before...]),
+                       ["03 01 00", "03 02 00 01", "03 04 00", "13 01 00", "13 02 00 01", "13 04 00", "09 06 00", "13 83"])
     }
 
     func testSlowUnansweredDiscoveryTimesOut() async throws {

@@ -27,6 +27,11 @@ final class FakeMetaWear: @unchecked Sendable {
     private var silentUntil: Double = 0
     private var battery: (UInt8, UInt16) = (99, 4148)
     private var packedBuffer: [[UInt8]] = []
+    /// A time accounter on the gyro's data register (`09 02 13 <data> ff a0 11 …`), and whether its
+    /// output is notified (`09 07 id 01` and `09 03 01`).
+    private var nextProcessor: UInt8 = 0
+    private var accounter: UInt8?
+    private var accounterNotify = false, processorOutput = false
     // The current link.
     private var link: Link?
     private var streamer: Task<Void, Never>?
@@ -131,6 +136,17 @@ final class FakeMetaWear: @unchecked Sendable {
             let (pct, mv) = withLock { battery }
             notify([0x11, 0x8C, pct, UInt8(mv & 0xFF), UInt8(mv >> 8)])
         case (0x01, 0x01): withLock { switchSubscribed = arg == 1 }
+        case (0x09, 0x02):
+            let id: UInt8 = withLock {
+                defer { nextProcessor &+= 1 }
+                if bytes.count >= 7, bytes[2] == 0x13, bytes[3] == dataRegister, bytes[6] == 0x11 { accounter = nextProcessor }
+                return nextProcessor
+            }
+            notify([0x09, 0x02, id])
+        case (0x09, 0x03): withLock { processorOutput = arg == 1 }
+        case (0x09, 0x07): withLock { if bytes.count >= 4, arg == accounter { accounterNotify = bytes[3] == 1 } }
+        case (0x09, 0x06): withLock { if arg == accounter { accounter = nil; accounterNotify = false } }
+        case (0x09, 0x08): withLock { (accounter, accounterNotify, nextProcessor) = (nil, false, 0) }
         default: break
         }
     }
@@ -149,7 +165,8 @@ final class FakeMetaWear: @unchecked Sendable {
     private func produce() {
         let now = Self.now()
         let out: [[UInt8]] = withLock {
-            guard gyroStarted, gyroInterrupt, gyroSubscribed || gyroPackedSubscribed else { return [] }
+            let timed = processorOutput && accounterNotify ? accounter : nil
+            guard gyroStarted, gyroInterrupt, gyroSubscribed || gyroPackedSubscribed || timed != nil else { return [] }
             let hz = 25 * Double(1 << (Int(gyroConf & 0x0F) - 6))
             let due = Int64((now - streamStart) * hz) + 1
             var packets: [[UInt8]] = []
@@ -162,7 +179,12 @@ final class FakeMetaWear: @unchecked Sendable {
                 let y = Int16((10000 * sin(2 * Double.pi * Double(k) / hz)).rounded(.toNearestOrEven))
                 let sample = [Int16(truncatingIfNeeded: k), y, Int16(truncatingIfNeeded: -k)]
                     .flatMap { v -> [UInt8] in let u = UInt16(bitPattern: v); return [UInt8(u & 0xFF), UInt8(u >> 8)] }
-                if gyroPackedSubscribed {
+                if let timed {
+                    // The log clock's tick when the sample was produced.
+                    let tick = UInt32((streamStart + Double(k) / hz - booted) * 1000 / Logging.tickMilliseconds)
+                    packets.append([0x09, 0x03, timed, UInt8(tick & 0xFF), UInt8(tick >> 8 & 0xFF), UInt8(tick >> 16 & 0xFF),
+                                    UInt8(tick >> 24)] + sample)
+                } else if gyroPackedSubscribed {
                     packedBuffer.append(sample)
                     if packedBuffer.count == 3 { packets.append([0x13, packedRegister] + packedBuffer.joined()); packedBuffer = [] }
                 } else {
