@@ -1,4 +1,5 @@
 import Admin
+import BLEHost
 import Foundation
 import MQTTPublisher
 import Sensors
@@ -19,12 +20,15 @@ extension AdminProviders {
             bluetoothStatus: {
                 let sensors = await sensors.status()
                 let streaming = sensors.filter { $0.state == .streaming }.count
+                let interval = DataPlaneLoop.shared.readInterval
+                let reads = interval > 0 ? "; reads batched every \(Int(interval * 1000)) ms" : ""
                 return BluetoothStatus(
-                    controller: "\(transport): \(await controller.state); \(streaming) of \(sensors.count) sensors streaming",
+                    controller: "\(transport): \(await controller.state); \(streaming) of \(sensors.count) sensors streaming\(reads)",
                     sensors: Dictionary(sensors.map { sensor in
                         var state = sensor.state.rawValue
                         if let battery = sensor.batteryPercent { state += ", battery \(battery) %" }
                         state += ", \(sensor.samplesReceived)/\(sensor.samplesExpected) samples, \(sensor.gaps) gaps, \(sensor.reconnects) reconnects"
+                        if let boardTime = sensor.boardTime { state += boardTime ? ", board time" : ", arrival time" }
                         if sensor.backfill {
                             state += ", log: \(sensor.logEntries) entries pending, \(sensor.backfilledSamples) samples backfilled"
                         }

@@ -28,6 +28,9 @@ public struct SensorStatus: Sendable, Equatable {
     /// Samples the board produced for the gyro stream, received or not (the stream index).
     public var samplesExpected: Int64 = 0
     public var samplesReceived: Int64 = 0
+    /// Whether the gyro's samples are stamped by the board's clock (its time accounter) rather
+    /// than by their arrival; nil before the stream starts.
+    public var boardTime: Bool?
     /// Whether the board logs its stream for backfill.
     public var backfill = false
     /// Entries in the board's log at the last download, not yet removed (backfill only).

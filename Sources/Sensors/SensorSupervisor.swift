@@ -247,6 +247,7 @@ public actor SensorSupervisor {
         current.firmware = info.firmwareRevision
         lastDataArrival = now()
         try await board.startStreaming()
+        current.boardTime = await board.gyroAccounter != nil
         if let battery = try? await board.readBattery() { record(battery) }
     }
 
