@@ -39,17 +39,21 @@ extension MetaWearPacketParser {
         return module == MetaWearModuleID.gyro.rawValue ? .gyro(triples) : .accelerometer(triples)
     }
 
-    /// One sample of a time accounter (`09 03 <id> <tick u32> <x y z>`, protocol reference,
-    /// section 8), straight from the received frame; nil for anything else.
+    /// The samples of a time accounter's output (`09 03 <id> <tick u32> <x y z>`, or two samples
+    /// through a packer: protocol reference, section 8), straight from the received frame; nil
+    /// for anything else.
     @inlinable
-    public func timedSample(_ bytes: ArraySlice<UInt8>) -> (processor: UInt8, tick: UInt32, sample: RawTriple)? {
-        guard bytes.count == 13 else { return nil }
+    public func timedSamples(_ bytes: ArraySlice<UInt8>) -> (processor: UInt8, tick: UInt32, samples: RawTriples)? {
+        let count = bytes.count
+        guard count == 13 || count == 19 else { return nil }
         let start = bytes.startIndex
         guard bytes[start] == MetaWearModuleID.dataProcessor.rawValue, bytes[start + 1] == DataProcessor.outputRegister
         else { return nil }
         let tick = UInt32(bytes[start + 3]) | UInt32(bytes[start + 4]) << 8 | UInt32(bytes[start + 5]) << 16
             | UInt32(bytes[start + 6]) << 24
-        return (bytes[start + 2], tick, Self.triple(bytes, at: start + 7))
+        let samples = count == 13 ? RawTriples(Self.triple(bytes, at: start + 7))
+            : RawTriples(Self.triple(bytes, at: start + 7), Self.triple(bytes, at: start + 13))
+        return (bytes[start + 2], tick, samples)
     }
 
     @inlinable @inline(__always)

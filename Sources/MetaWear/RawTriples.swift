@@ -30,6 +30,12 @@ public struct RawTriples: RandomAccessCollection, Hashable, Sendable {
     }
 
     @inlinable
+    public init(_ first: RawTriple, _ second: RawTriple) {
+        storage = (first, second, RawTriple(x: 0, y: 0, z: 0))
+        _count = 2
+    }
+
+    @inlinable
     public init(_ first: RawTriple, _ second: RawTriple, _ third: RawTriple) {
         storage = (first, second, third)
         _count = 3

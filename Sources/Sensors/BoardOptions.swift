@@ -6,7 +6,8 @@ public struct BoardOptions: Sendable, Equatable {
     /// `nil` leaves the accelerometer off.
     public var accelerometer: Accelerometer.Configuration?
     /// `nil` chooses automatically: packed above 100 Hz (where one sample per notification would
-    /// need more than 100 notifications a second).
+    /// need more than 100 notifications a second): 2 samples per notification through a packer
+    /// with board time up to 400 Hz, the 3-sample packed register above (see ``StreamingPlan``).
     public var packed: Bool?
     /// Play a short green blink when streaming starts (off by default).
     public var ledOnStreamingStart: Bool

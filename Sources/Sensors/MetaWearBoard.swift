@@ -90,8 +90,10 @@ public actor MetaWearBoard {
     var download: LogDownloadState?
     /// The gyro loggers' ids (x/y slice, z slice), once created.
     public internal(set) var loggers: (UInt8, UInt8)?
-    /// The time accounter the gyro streams through (``StreamingPlan/Stream/boardTime``), once created.
+    /// The time accounter the gyro streams through (``StreamingPlan/Stream/boardTime``), and the
+    /// packer before it (``StreamingPlan/Stream/processorPacked``), once created.
     public private(set) var gyroAccounter: UInt8?
+    private var gyroPacker: UInt8?
     /// The log clock read at this initialisation: converts accounter ticks to host time.
     private var clock: BoardClock?
     private var nextWaiterID = 0
@@ -126,7 +128,7 @@ public actor MetaWearBoard {
     public func initialise() async throws -> BoardInfo {
         // Data kept from a failed attempt on this link stays: it is parsed once discovery succeeds.
         phase = .discovering
-        gyroAccounter = nil
+        (gyroAccounter, gyroPacker) = (nil, nil)
         staleGyroMatches = false
         staleGyroDelivered = false
         streaming = false
@@ -202,7 +204,7 @@ public actor MetaWearBoard {
         if plan.gyro.boardTime {
             // The gyro's configuration first (written while it is stopped), then its accounter.
             try await link.write(commands.removeFirst())
-            try await subscribeTimedGyro()
+            try await subscribeTimedGyro(plan.gyro)
         }
         for command in commands { try await link.write(command) }
         if plan.wantsShortInterval {
@@ -222,28 +224,40 @@ public actor MetaWearBoard {
         streaming = false
         defer { phase = .quiet }
         for command in plan.stopCommands { try await link.write(command) }
-        if let gyroAccounter { try await link.write(DataProcessor.remove(id: gyroAccounter)) }
+        for id in [gyroAccounter, gyroPacker].compactMap({ $0 }) { try await link.write(DataProcessor.remove(id: id)) }
         _ = try await request(Gyro.readConfiguration(), answer: MetaWearModuleID.gyro.rawValue, 0x83,
                               what: "gyro configuration read after the stop", timeout: min(responseTimeout, .seconds(1)))
     }
 
-    /// Creates the gyro's time accounter and subscribes to its output; a board that does not
-    /// answer streams the raw signal instead, stamped on arrival.
-    private func subscribeTimedGyro() async throws {
+    /// Creates the gyro's time accounter (after a packer of 2 when the plan packs) and subscribes
+    /// to its output; a board that does not answer streams the raw signal instead, one sample per
+    /// notification, stamped on arrival.
+    private func subscribeTimedGyro(_ stream: StreamingPlan.Stream) async throws {
         guard let registers = info.gyroRegisters else { return }
-        let create = DataProcessor.createTimeAccounter(module: .gyro, register: registers.data)
-        if let answer = try? await request(create, answer: MetaWearModuleID.dataProcessor.rawValue, 0x02,
-                                           what: "time accounter creation"),
-           case .processorCreated(let id) = try? parser.parse(answer)
-        {
-            gyroAccounter = id
-            for command in DataProcessor.subscribe(id: id) { try await link.write(command) }
+        if stream.processorPacked {
+            gyroPacker = await createProcessor(DataProcessor.createPacker(module: .gyro, register: registers.data, count: 2),
+                                               what: "packer creation")
+        }
+        if !stream.processorPacked || gyroPacker != nil {
+            let create = gyroPacker.map { DataProcessor.createTimeAccounter(packer: $0) }
+                ?? DataProcessor.createTimeAccounter(module: .gyro, register: registers.data)
+            gyroAccounter = await createProcessor(create, what: "time accounter creation")
+        }
+        if let gyroAccounter {
+            for command in DataProcessor.subscribe(id: gyroAccounter) { try await link.write(command) }
         } else {
             if closed { throw BoardError.linkClosed }
             logger.warning("the board made no time accounter: gyro samples are stamped on arrival",
                            metadata: ["subsystem": "sensor"])
             try await link.write(try Gyro.subscribe(registers))
         }
+    }
+
+    /// The new processor's id, or nil when the board did not answer.
+    private func createProcessor(_ command: MetaWearCommand, what: String) async -> UInt8? {
+        guard let answer = try? await request(command, answer: MetaWearModuleID.dataProcessor.rawValue, 0x02, what: what),
+              case .processorCreated(let id) = try? parser.parse(answer) else { return nil }
+        return id
     }
 
     /// Reads the battery (`11 8c`); the answer is also sent as an event.
@@ -324,8 +338,8 @@ public actor MetaWearBoard {
             }
             return
         }
-        if phase != .discovering, let timed = parser.timedSample(bytes) {
-            timedGyroData(timed.processor, tick: timed.tick, timed.sample, arrival: arrival)
+        if phase != .discovering, let timed = parser.timedSamples(bytes) {
+            timedGyroData(timed.processor, tick: timed.tick, timed.samples, arrival: arrival)
             return
         }
         let start = bytes.startIndex
@@ -368,7 +382,7 @@ public actor MetaWearBoard {
 
     private func gyroData(_ samples: RawTriples, arrival: Double, boardTime: Double? = nil) {
         if phase == .stale {
-            guard staleGyroMatches, let plan, plan.gyro.packed == (samples.count == 3),
+            guard staleGyroMatches, let plan, samples.count == plan.gyro.samplesPerNotification,
                   plan.gyro.boardTime == (boardTime != nil) else { return }
             staleGyroDelivered = true
         } else if phase != .streaming {
@@ -378,14 +392,14 @@ public actor MetaWearBoard {
         onEvent(.samples(.gyro, samples, arrival: boardTime ?? arrival))
     }
 
-    /// A sample of the gyro's time accounter: passed on stamped with when the board produced it,
-    /// as the end of its tick in host time (so never before it was produced, like an arrival).
+    /// Samples of the gyro's time accounter: passed on stamped with when the board produced the
+    /// last, as the end of its tick in host time (so never before it was produced, like an arrival).
     /// Before the reset (stale), the accounter is the one this gateway made on the last link: the
     /// reset sequence removes every processor, and the gateway makes no other.
-    private func timedGyroData(_ processor: UInt8, tick: UInt32, _ sample: RawTriple, arrival: Double) {
+    private func timedGyroData(_ processor: UInt8, tick: UInt32, _ samples: RawTriples, arrival: Double) {
         guard phase == .stale || processor == gyroAccounter, let clock else { return }
         let produced = clock.resetTime + (Double(tick) + 1) * Logging.tickMilliseconds / 1000
-        gyroData(RawTriples(sample), arrival: arrival, boardTime: produced)
+        gyroData(samples, arrival: arrival, boardTime: produced)
     }
 
     private func accelerometerData(_ samples: RawTriples, arrival: Double) {

@@ -17,7 +17,11 @@ public struct StreamingPlan: Sendable, Equatable {
         public var odrHz: Double
         /// Full-scale range in °/s or g (what the store records).
         public var range: Double
+        /// Through the packed register: 3 samples per notification, stamped on arrival.
         public var packed: Bool
+        /// Through a packer of 2 chained to the time accounter: 2 samples per notification, with
+        /// board time (``boardTime`` is set too).
+        public var processorPacked: Bool
         /// Whether samples come through a time accounter (`09 03 <id> <tick> <sample>`) and are
         /// stamped from the board's clock rather than from their arrival. `start` then holds no
         /// subscription: the board creates the accounter and subscribes to its output first.
@@ -28,7 +32,7 @@ public struct StreamingPlan: Sendable, Equatable {
         public var stop: [MetaWearCommand]
 
         /// Samples per notification.
-        public var samplesPerNotification: Int { packed ? 3 : 1 }
+        public var samplesPerNotification: Int { packed ? 3 : processorPacked ? 2 : 1 }
         public var notificationsPerSecond: Double { odrHz / Double(samplesPerNotification) }
     }
 
@@ -55,16 +59,21 @@ public struct StreamingPlan: Sendable, Equatable {
         guard let gyroRegisters = board.gyroRegisters else { throw .noGyro(model: board.model) }
         reset = BoardResetSequence.commands(for: board)
         let gyroHz = options.gyro.outputDataRate.hertz
-        let gyroPacked = options.usesPacked(gyroHz) && gyroRegisters.packedData != nil
-        // The accounter's tick is on the log clock, which the board reads at each initialisation;
-        // it cannot take packed samples (protocol reference, section 8).
-        let gyroBoardTime = options.boardTime && !gyroPacked && board.isPresent(.dataProcessor)
-            && board.isPresent(.logging)
+        // Board time needs a data processor for the accounter and the log clock (read at each
+        // initialisation) for its ticks. The accounter cannot take the packed register's 18-byte
+        // samples (protocol reference, section 8), so a rate that wants packing gets a packer of 2
+        // before it, up to 400 Hz (200 notifications/s); above that, the packed register's 3 per
+        // notification, stamped on arrival.
+        let boardClock = options.boardTime && board.isPresent(.dataProcessor) && board.isPresent(.logging)
+        let wantsPacking = options.usesPacked(gyroHz)
+        let gyroProcessorPacked = wantsPacking && boardClock && gyroHz <= 400
+        let gyroPacked = wantsPacking && !gyroProcessorPacked && gyroRegisters.packedData != nil
+        let gyroBoardTime = boardClock && !gyroPacked
         do {
             var start = try Gyro.startStreaming(gyroRegisters, packed: gyroPacked)
             if gyroBoardTime { start.removeFirst() }  // the raw subscription
             gyro = Stream(module: .gyro, odrHz: gyroHz, range: options.gyro.range.degreesPerSecond, packed: gyroPacked,
-                          boardTime: gyroBoardTime, decoder: SampleDecoder(gyroRange: options.gyro.range),
+                          processorPacked: gyroProcessorPacked, boardTime: gyroBoardTime, decoder: SampleDecoder(gyroRange: options.gyro.range),
                           configure: Gyro.configure(options.gyro), start: start,
                           stop: try Gyro.stopStreaming(gyroRegisters, packed: gyroPacked))
             if let acc = options.accelerometer {
@@ -74,7 +83,7 @@ public struct StreamingPlan: Sendable, Equatable {
                 let hz = acc.outputDataRate.hertz
                 let packed = options.usesPacked(hz) && registers.packedData != nil
                 accelerometer = Stream(module: .accelerometer, odrHz: hz, range: acc.range.gravities, packed: packed,
-                                       boardTime: false, decoder: SampleDecoder(accelerometerRange: acc.range),
+                                       processorPacked: false, boardTime: false, decoder: SampleDecoder(accelerometerRange: acc.range),
                                        configure: Accelerometer.configure(acc, chip: registers.chip),
                                        start: try Accelerometer.startStreaming(registers, configuration: acc, packed: packed),
                                        stop: try Accelerometer.stopStreaming(registers, packed: packed))

@@ -193,8 +193,12 @@ class Channel:
         self.int_enabled = False
         self.sub_data = False
         self.sub_packed = False
-        # Accounters on the data register whose output is notified: (id, time mode, bytes).
+        # Accounters on the data register whose output is notified: (id, time mode, bytes);
+        # packers on it chained to such an accounter: (packer id, count, accounter id, time mode,
+        # bytes), with the samples each packer holds.
         self.accounters: list[tuple[int, bool, int]] = []
+        self.packed_accounters: list[tuple[int, int, int, bool, int]] = []
+        self.packer_pending: dict[int, list[bytes]] = {}
         self.t0 = 0.0
         self.n = 0
         self.pending: list[bytes] = []
@@ -229,7 +233,8 @@ class Channel:
     @property
     def active(self) -> bool:
         return self.started and self.int_enabled and (
-            self.sub_data or self.sub_packed or bool(self.log_slices) or bool(self.accounters))
+            self.sub_data or self.sub_packed or bool(self.log_slices) or bool(self.accounters)
+            or bool(self.packed_accounters))
 
     def sample(self, n: int) -> bytes:
         phase = 2 * math.pi * n / self.odr
@@ -242,7 +247,7 @@ class Channel:
             "odr_hz": self.odr, "started": self.started,
             "interrupt_enabled": self.int_enabled,
             "subscribed": self.sub_data, "subscribed_packed": self.sub_packed,
-            "accounters": [a[0] for a in self.accounters],
+            "accounters": [a[0] for a in self.accounters] + [a[2] for a in self.packed_accounters],
             "streaming": self.active, "next_n": self.n,
             "data_reg": self.data_reg, "packed_reg": self.packed_reg,
             "logged": bool(self.log_slices),
@@ -359,7 +364,7 @@ class Board:
             now = asyncio.get_running_loop().time()
             for ch in (self.gyro, self.acc):
                 if ch.started:
-                    ch.t0, ch.n, ch.pending = now, 0, []
+                    ch.t0, ch.n, ch.pending, ch.packer_pending = now, 0, [], {}
                     ch.t0_wall = time.time()
         else:
             model = self.model
@@ -474,6 +479,7 @@ class Board:
                     ch.n = 0
                     ch.run_sent = 0
                     ch.pending = []
+                    ch.packer_pending = {}
             else:
                 self._end_run(ch)
                 ch.started = False
@@ -722,15 +728,26 @@ class Board:
         self._update_streaming()
 
     def _refresh_processors(self) -> None:
-        """Recompute each stream's notifying accounters (type 0x11 on its data register)."""
+        """Recompute each stream's notifying accounters (type 0x11 on its data register), and its
+        packers (type 0x10 on its data register) whose output feeds a notifying accounter."""
         for ch in (self.gyro, self.acc):
-            found = []
+            found, chained = [], []
             if self.processor_output:
-                for pid, d in sorted(self.processor_defs.items()):
-                    if (len(d) >= 7 and d[0] == ch.module and d[1] == ch.data_reg and d[4] == 0x11
-                            and pid in self.processor_notify):
-                        found.append((pid, (d[5] & 0x0F) == 1, (d[5] >> 4) + 1))
+                defs = sorted(self.processor_defs.items())
+                for pid, d in defs:
+                    if len(d) < 7 or pid not in self.processor_notify or d[4] != 0x11:
+                        continue
+                    mode = ((d[5] & 0x0F) == 1, (d[5] >> 4) + 1)
+                    if d[0] == ch.module and d[1] == ch.data_reg:
+                        found.append((pid,) + mode)
+                    elif d[0] == 0x09 and d[1] == 0x03:
+                        packer = self.processor_defs.get(d[2])
+                        if (packer and len(packer) >= 7 and packer[0] == ch.module and packer[1] == ch.data_reg
+                                and packer[4] == 0x10):
+                            chained.append((d[2], packer[6] + 1, pid) + mode)
             ch.accounters = found
+            ch.packed_accounters = chained
+            ch.packer_pending = {p[0]: ch.packer_pending.get(p[0], []) for p in chained}
 
     def _event(self, module, reg, args):
         if reg == 0x02:
@@ -800,6 +817,21 @@ class Board:
             else:
                 self.samples_undelivered += 1
                 self.samples_undelivered_tail += 1
+        for packer, count, pid, timed, length in ch.packed_accounters:
+            # The accounter stamps the packer's output: the tick of its last sample.
+            held = ch.packer_pending.setdefault(packer, [])
+            held.append(sample)
+            if len(held) < count:
+                continue
+            ch.packer_pending[packer] = []
+            value = max(0, int((ch.t0 + n / ch.odr - self.boot) / TICK_S)) if timed else n
+            if self.notify(bytes([0x09, 0x03, pid]) + struct.pack("<I", value & 0xFFFFFFFF)[:length] + b"".join(held)):
+                self.samples_sent += count
+                ch.run_sent += count
+                self.samples_undelivered_tail = 0
+            else:
+                self.samples_undelivered += count
+                self.samples_undelivered_tail += count
         if ch.sub_packed:
             ch.pending.append(sample)
             if len(ch.pending) == 3:

@@ -314,6 +314,23 @@ async def phase_main(hci_port: int, ctl: Control, sensors: int) -> None:
         await asyncio.sleep(0.1)
         b0.drain()
 
+        # 2 samples per notification: a packer chained to an accounter, 09 03 <id> <tick> <2 samples>
+        packer = (await b0.ask("09021305ffa0100501"))[2]
+        acc = (await b0.ask(f"09020903{packer:02x}a0113103"))[2]
+        for cmd in (f"0907{acc:02x}01", "090301", "13020100", "130101"):
+            await b0.write(cmd)
+        values = await collect(b0, 0.5)
+        for cmd in ("130100", "13020001", "0908"):
+            await b0.write(cmd)
+        pairs = [(struct.unpack("<I", v[3:7])[0], struct.unpack("<hhh", v[7:13])[0], struct.unpack("<hhh", v[13:19])[0])
+                 for v in values if v[:3] == bytes([0x09, 0x03, acc]) and len(v) == 19]
+        spacing = [(b[0] - a[0]) * 48 / 32768 for a, b in zip(pairs, pairs[1:])]
+        check(18 <= len(pairs) <= 30 and [p[1] for p in pairs] == list(range(0, 2 * len(pairs), 2))
+              and all(p[2] == p[1] + 1 for p in pairs) and all(0.0185 <= d <= 0.0215 for d in spacing),
+              f"packer(2) + accounter: {len(pairs)} notifications of 2 consecutive samples, ticks 20 ms apart")
+        await asyncio.sleep(0.1)
+        b0.drain()
+
         # button
         await b0.write("010101")
         await asyncio.sleep(0.05)

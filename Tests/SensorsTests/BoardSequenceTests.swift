@@ -58,14 +58,26 @@ final class BoardSequenceTests: XCTestCase {
             "13 01 00", "13 02 00 01", "13 04 00", "13 05 00", "03 01 00", "03 02 00 01", "03 04 00", "03 05 00",
             "0b 01 00", "0a 05", "0b 0a", "09 08",
             "13 83",
-            "13 03 29 01", "13 05 01", "13 02 01 00", "13 01 01",  // packed (13 05) above 100 Hz
+            "13 03 29 01",
+            // above 100 Hz, up to 400: 2 samples per notification through a packer, then the accounter
+            "09 02 13 04 ff a0 10 05 01", "09 02 09 03 00 a0 11 31 03", "09 07 01 01", "09 03 01",
+            "13 02 01 00", "13 01 01",
             "01 01 01",
             "11 09 06 00 06 00 00 00 58 02",
             "02 03 00 02 1f 00 00 00 32 00 00 00 f4 01 00 00 03", "02 01 01",  // green blink ×3, play
         ])
         let before = fake.writes.count
         try await board.stopStreaming()
-        XCTAssertEqual(Array(fake.writes[before...]), ["13 01 00", "13 02 00 01", "13 05 00", "01 01 00", "13 83"])
+        XCTAssertEqual(Array(fake.writes[before...]), ["13 01 00", "13 02 00 01", "13 04 00", "01 01 00", "09 06 01", "09 06 00", "13 83"])
+    }
+
+    func testMetaMotionR800HzUsesThePackedRegisterStampedOnArrival() async throws {
+        let (fake, board) = try await runInit(.mmr, BoardOptions(gyro: .init(outputDataRate: .hz800, range: .dps2000)))
+        defer { fake.stop() }
+        XCTAssertEqual(Array(fake.writes.suffix(5)), ["13 03 2b 00", "13 07 01", "13 02 01 00", "13 01 01",
+                                                      "11 09 06 00 06 00 00 00 58 02"])
+        let accounter = await board.gyroAccounter
+        XCTAssertNil(accounter)
     }
 
     func testMetaMotionS100HzUnpackedWithAccelerometer() async throws {

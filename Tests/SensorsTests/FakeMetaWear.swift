@@ -29,7 +29,10 @@ final class FakeMetaWear: @unchecked Sendable {
     private var packedBuffer: [[UInt8]] = []
     /// A time accounter on the gyro's data register (`09 02 13 <data> ff a0 11 …`), and whether its
     /// output is notified (`09 07 id 01` and `09 03 01`).
+    /// Or a packer of `packCount` on it (`09 02 13 <data> ff a0 10 05 <count − 1>`) with the accounter on
+    /// its output (`09 02 09 03 <packer> …`).
     private var nextProcessor: UInt8 = 0
+    private var packer: UInt8?, packCount = 1, packHeld: [[UInt8]] = []
     private var accounter: UInt8?
     private var accounterNotify = false, processorOutput = false
     // The current link.
@@ -124,7 +127,7 @@ final class FakeMetaWear: @unchecked Sendable {
         case (0x13, 0x02): withLock { gyroInterrupt = arg == 1 }
         case (0x13, 0x01):
             withLock {
-                if arg == 1 && !gyroStarted { n = 0; streamStart = Self.now(); packedBuffer = [] }
+                if arg == 1 && !gyroStarted { n = 0; streamStart = Self.now(); packedBuffer = []; packHeld = [] }
                 gyroStarted = arg == 1
             }
         case (0x13, dataRegister): withLock { gyroSubscribed = arg == 1 }
@@ -139,14 +142,19 @@ final class FakeMetaWear: @unchecked Sendable {
         case (0x09, 0x02):
             let id: UInt8 = withLock {
                 defer { nextProcessor &+= 1 }
-                if bytes.count >= 7, bytes[2] == 0x13, bytes[3] == dataRegister, bytes[6] == 0x11 { accounter = nextProcessor }
+                if bytes.count >= 9, bytes[2] == 0x13, bytes[3] == dataRegister, bytes[6] == 0x10 {
+                    (packer, packCount) = (nextProcessor, Int(bytes[8]) + 1)
+                }
+                let source = bytes.count >= 9 && ((bytes[2] == 0x13 && bytes[3] == dataRegister && packer == nil)
+                    || (bytes[2] == 0x09 && bytes[3] == 0x03 && bytes[4] == packer))
+                if source, bytes[6] == 0x11 { accounter = nextProcessor }
                 return nextProcessor
             }
             notify([0x09, 0x02, id])
         case (0x09, 0x03): withLock { processorOutput = arg == 1 }
         case (0x09, 0x07): withLock { if bytes.count >= 4, arg == accounter { accounterNotify = bytes[3] == 1 } }
         case (0x09, 0x06): withLock { if arg == accounter { accounter = nil; accounterNotify = false } }
-        case (0x09, 0x08): withLock { (accounter, accounterNotify, nextProcessor) = (nil, false, 0) }
+        case (0x09, 0x08): withLock { (accounter, accounterNotify, nextProcessor, packer, packCount) = (nil, false, 0, nil, 1) }
         default: break
         }
     }
@@ -180,10 +188,13 @@ final class FakeMetaWear: @unchecked Sendable {
                 let sample = [Int16(truncatingIfNeeded: k), y, Int16(truncatingIfNeeded: -k)]
                     .flatMap { v -> [UInt8] in let u = UInt16(bitPattern: v); return [UInt8(u & 0xFF), UInt8(u >> 8)] }
                 if let timed {
-                    // The log clock's tick when the sample was produced.
+                    packHeld.append(sample)
+                    guard packHeld.count >= packCount else { continue }
+                    // The log clock's tick when the (last) sample was produced.
                     let tick = UInt32((streamStart + Double(k) / hz - booted) * 1000 / Logging.tickMilliseconds)
                     packets.append([0x09, 0x03, timed, UInt8(tick & 0xFF), UInt8(tick >> 8 & 0xFF), UInt8(tick >> 16 & 0xFF),
-                                    UInt8(tick >> 24)] + sample)
+                                    UInt8(tick >> 24)] + packHeld.joined())
+                    packHeld = []
                 } else if gyroPackedSubscribed {
                     packedBuffer.append(sample)
                     if packedBuffer.count == 3 { packets.append([0x13, packedRegister] + packedBuffer.joined()); packedBuffer = [] }

@@ -147,6 +147,7 @@ final class SensorPeerTests: XCTestCase {
         XCTAssertGreaterThan(samples.count, 250)
     }
 
+    /// 2 samples per notification through a packer chained to the time accounter (board time).
     func testMetaMotionSPacked400HzAt1000Dps() async throws {
         let harness = try await Harness(sensors: 1, model: "MMS")
         defer { Task { await harness.shutdown() } }
@@ -155,7 +156,9 @@ final class SensorPeerTests: XCTestCase {
         try await Task.sleep(for: .seconds(3))
         let gyro = try harness.sensor(0)["gyro"] as? [String: Any] ?? [:]
         XCTAssertEqual(gyro["odr_hz"] as? Double, 400)
-        XCTAssertEqual(gyro["subscribed_packed"] as? Bool, true)
+        XCTAssertEqual(gyro["subscribed_packed"] as? Bool, false)
+        XCTAssertEqual(gyro["subscribed"] as? Bool, false)
+        XCTAssertEqual((gyro["accounters"] as? [Int])?.count, 1)
         XCTAssertEqual(gyro["impl"] as? Int, 1)
         let status = await harness.supervisors[0].status()
         XCTAssertEqual(status.model, "metaMotionS")

@@ -18,6 +18,20 @@ public enum DataProcessor {
                         payload: [module.rawValue, register, 0xFF, 0xA0, 0x11, 0x31, 0x03])
     }
 
+    /// `09 02 <module> <register> ff a0 10 05 <count − 1>`: a packer of `count` 6-byte samples
+    /// (at most 2: `6 × count + 3 < 20`). The board answers `09 02 <id>`.
+    public static func createPacker(module: MetaWearModuleID, register: UInt8, count: UInt8) -> MetaWearCommand {
+        MetaWearCommand(module: .dataProcessor, register: 0x02,
+                        payload: [module.rawValue, register, 0xFF, 0xA0, 0x10, 0x05, count - 1])
+    }
+
+    /// `09 02 09 03 <packer> a0 11 31 03`: a time accounter on a packer's output, which then comes
+    /// out as `09 03 <id> <tick u32> <samples>`, the tick of the packer's last sample.
+    public static func createTimeAccounter(packer: UInt8) -> MetaWearCommand {
+        MetaWearCommand(module: .dataProcessor, register: 0x02,
+                        payload: [MetaWearModuleID.dataProcessor.rawValue, outputRegister, packer, 0xA0, 0x11, 0x31, 0x03])
+    }
+
     /// `09 07 <id> 01`, then `09 03 01`: notify the processor's output.
     public static func subscribe(id: UInt8) -> [MetaWearCommand] {
         [MetaWearCommand(module: .dataProcessor, register: 0x07, payload: [id, 0x01]),

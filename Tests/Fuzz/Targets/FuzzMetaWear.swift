@@ -1,4 +1,4 @@
-// Fuzz target "metawear": notifications through MetaWearPacketParser.parse and dataSamples(_:)
+// Fuzz target "metawear": notifications through MetaWearPacketParser.parse, dataSamples(_:) and timedSamples(_:)
 // (parsers with the BMI160/BMI270 register maps, or with maps learnt from discovery answers in
 // the same input), ModuleDiscovery.handle, and StreamTracker.push/flush/restart with the samples
 // and arbitrary arrival times; the same bytes through the log readout's entry parser and
@@ -200,6 +200,12 @@ private func rawTriples(_ bytes: [UInt8]) -> RawTriples? {
 private func parse(_ bytes: [UInt8], _ parser: MetaWearPacketParser) -> RawTriples? {
     let fast = parser.dataSamples(bytes[...])
     fuzzCheck(parser.dataSamples(offsetSlice(bytes)) == fast, "dataSamples depends on slice indices: \(hexString(bytes))")
+    if let timed = parser.timedSamples(bytes[...]) {
+        fuzzCheck(bytes.count == 7 + 6 * timed.samples.count && bytes[0] == 0x09 && bytes[1] == 0x03 && timed.processor == bytes[2],
+                  "timedSamples decoded what is no accounter output: \(hexString(bytes))")
+        fuzzCheck(parser.timedSamples(offsetSlice(bytes))?.samples == timed.samples,
+                  "timedSamples depends on slice indices: \(hexString(bytes))")
+    }
     let packet: MetaWearPacket
     do {
         packet = try parser.parse(bytes)
