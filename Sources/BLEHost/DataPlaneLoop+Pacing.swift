@@ -38,7 +38,9 @@ extension DataPlaneLoop {
         let slower = withPacing { pacing -> Bool in
             let before = pacing.interval
             change(&pacing)
-            precondition(pacing.paced >= 0 && pacing.prompt >= 0, "read pacing released more than held")
+            // Released more than held would be a bug; reading at once is the safe side of it.
+            assert(pacing.paced >= 0 && pacing.prompt >= 0, "read pacing released more than held")
+            (pacing.paced, pacing.prompt) = (max(0, pacing.paced), max(0, pacing.prompt))
             return pacing.interval < before
         }
         // A loop asleep on the old interval re-reads it.

@@ -96,6 +96,7 @@ public actor MetaWearBoard {
     private var gyroPacker: UInt8?
     /// The log clock read at this initialisation: converts accounter ticks to host time.
     private var clock: BoardClock?
+    private var ticks = TickUnwrapper()
     private var nextWaiterID = 0
     var closed = false
 
@@ -129,6 +130,7 @@ public actor MetaWearBoard {
         // Data kept from a failed attempt on this link stays: it is parsed once discovery succeeds.
         phase = .discovering
         (gyroAccounter, gyroPacker) = (nil, nil)
+        ticks = TickUnwrapper()
         staleGyroMatches = false
         staleGyroDelivered = false
         streaming = false
@@ -398,7 +400,7 @@ public actor MetaWearBoard {
     /// reset sequence removes every processor, and the gateway makes no other.
     private func timedGyroData(_ processor: UInt8, tick: UInt32, _ samples: RawTriples, arrival: Double) {
         guard phase == .stale || processor == gyroAccounter, let clock else { return }
-        let produced = clock.resetTime + (Double(tick) + 1) * Logging.tickMilliseconds / 1000
+        let produced = clock.resetTime + (Double(ticks.unwrap(tick)) + 1) * Logging.tickMilliseconds / 1000
         gyroData(samples, arrival: arrival, boardTime: produced)
     }
 
