@@ -800,23 +800,11 @@ class Board:
         if ch.log_slices:
             self._log_sample(ch, n, sample)
         if ch.sub_data:
-            if self.notify(bytes([ch.module, ch.data_reg]) + sample):
-                self.samples_sent += 1
-                ch.run_sent += 1
-                self.samples_undelivered_tail = 0
-            else:
-                self.samples_undelivered += 1
-                self.samples_undelivered_tail += 1
+            self._send_samples(ch, bytes([ch.module, ch.data_reg]) + sample, 1)
         for pid, timed, length in ch.accounters:
             # Time mode: the log clock's tick when the sample was produced; count mode: n.
             value = max(0, int((ch.t0 + n / ch.odr - self.boot) / TICK_S)) if timed else n
-            if self.notify(bytes([0x09, 0x03, pid]) + struct.pack("<I", value & 0xFFFFFFFF)[:length] + sample):
-                self.samples_sent += 1
-                ch.run_sent += 1
-                self.samples_undelivered_tail = 0
-            else:
-                self.samples_undelivered += 1
-                self.samples_undelivered_tail += 1
+            self._send_samples(ch, bytes([0x09, 0x03, pid]) + struct.pack("<I", value & 0xFFFFFFFF)[:length] + sample, 1)
         for packer, count, pid, timed, length in ch.packed_accounters:
             # The accounter stamps the packer's output: the tick of its last sample.
             held = ch.packer_pending.setdefault(packer, [])
@@ -825,25 +813,24 @@ class Board:
                 continue
             ch.packer_pending[packer] = []
             value = max(0, int((ch.t0 + n / ch.odr - self.boot) / TICK_S)) if timed else n
-            if self.notify(bytes([0x09, 0x03, pid]) + struct.pack("<I", value & 0xFFFFFFFF)[:length] + b"".join(held)):
-                self.samples_sent += count
-                ch.run_sent += count
-                self.samples_undelivered_tail = 0
-            else:
-                self.samples_undelivered += count
-                self.samples_undelivered_tail += count
+            self._send_samples(ch, bytes([0x09, 0x03, pid]) + struct.pack("<I", value & 0xFFFFFFFF)[:length]
+                               + b"".join(held), count)
         if ch.sub_packed:
             ch.pending.append(sample)
             if len(ch.pending) == 3:
                 value = bytes([ch.module, ch.packed_reg]) + b"".join(ch.pending)
                 ch.pending = []
-                if self.notify(value):
-                    self.samples_sent += 3
-                    ch.run_sent += 3
-                    self.samples_undelivered_tail = 0
-                else:
-                    self.samples_undelivered += 3
-                    self.samples_undelivered_tail += 3
+                self._send_samples(ch, value, 3)
+
+    def _send_samples(self, ch: Channel, value: bytes, count: int) -> None:
+        """One notification carrying `count` samples, counted as sent or undelivered."""
+        if self.notify(value):
+            self.samples_sent += count
+            ch.run_sent += count
+            self.samples_undelivered_tail = 0
+        else:
+            self.samples_undelivered += count
+            self.samples_undelivered_tail += count
 
     async def _stream(self) -> None:
         loop = asyncio.get_running_loop()
