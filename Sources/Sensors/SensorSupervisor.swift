@@ -142,10 +142,6 @@ public actor SensorSupervisor {
             // Log entries of a power cycle this process never saw are placed through the time saved then.
             resetTimes = (try? await engine.store.boardResetTimes(device: address)) ?? [:]
         }
-        // Connecting and initialising need each answer at once; only a board-time stream lets
-        // the loop batch its reads (``watchPaced(_:)``).
-        loop.promptReads(+1)
-        defer { loop.promptReads(-1) }
         var attempt = 0
         while !Task.isCancelled {
             let streamed = await connectAndStream(connector)
@@ -163,6 +159,10 @@ public actor SensorSupervisor {
 
     /// One connection: returns whether it reached streaming.
     private func connectAndStream(_ connector: any MetaWearConnector) async -> Bool {
+        // Connecting and initialising need each answer at once; only a board-time stream lets
+        // the loop batch its reads (``watchPaced(_:)``). A sensor backing off holds nothing.
+        loop.promptReads(+1)
+        defer { loop.promptReads(-1) }
         transition(to: .connecting)
         let link: any MetaWearLink
         do {
