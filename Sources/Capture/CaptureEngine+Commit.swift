@@ -54,6 +54,7 @@ extension CaptureEngine {
         pendingSince = nil
         closedChunksPending = 0
         failed = nil
+        failedAt = nil
         failedSamples = 0
         return (changes, samples)
     }
@@ -68,6 +69,7 @@ extension CaptureEngine {
 
     private func keepFailed(_ changes: StoreChanges, samples: Int64, error: any Error) {
         failed = changes
+        failedAt = .now
         failedSamples = samples
         counters.failedCommits += 1
         logger.error("commit failed; it will be retried with the next one", metadata: ["subsystem": "capture", "error": "\(error)"])
@@ -102,41 +104,50 @@ extension CaptureEngine {
     // MARK: - Committer
 
     /// Commits full chunks as they come and everything else on time, and closes idle
-    /// sessions, until cancelled. A timer wakes it at the next commit deadline (at most
-    /// `commitInterval` apart); `append` wakes it when a chunk fills.
+    /// sessions, until cancelled. It sleeps until its next deadline (the oldest uncommitted
+    /// sample's commit, a failed commit's retry, an open session's idle timeout) or until woken:
+    /// by ``feed`` when an empty feed gets its first samples, by `append` when a chunk fills or
+    /// the first uncommitted samples come in. With nothing pending it sleeps without a deadline,
+    /// so an idle gateway does not wake every commit interval.
     public func run() async throws {
         let (signals, signal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         commitSignal = signal
+        feed.setWake { signal.yield() }
+        var alarm = CommitAlarm(signal: signal)
         defer {
+            feed.setWake(nil)
+            alarm.cancel()
             commitSignal = nil
             signal.finish()
         }
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: await self.timeUntilCommitIsDue())
-                    signal.yield()
-                }
-            }
-            for await _ in signals {
-                if Task.isCancelled { break }
-                await commitWhatIsDue()
-            }
-            group.cancelAll()
+        alarm.set(nextCommitDeadline())
+        for await _ in signals {
+            if Task.isCancelled { break }
+            if let deadline = nextCommitDeadline(), deadline <= .now { await commitWhatIsDue() }
+            alarm.set(nextCommitDeadline())
         }
     }
 
-    func timeUntilCommitIsDue() -> Duration {
-        let oldest = [pendingSince, feed.oldest].compactMap { $0 }.min()
-        guard let since = oldest else { return rules.commitInterval }
-        return max(rules.commitInterval - (ContinuousClock.now - since), .milliseconds(1))
+    /// When the committer has something to do next, if anything.
+    func nextCommitDeadline() -> ContinuousClock.Instant? {
+        if closedChunksPending > 0 { return .now }
+        var deadlines: [ContinuousClock.Instant] = []
+        if let since = [pendingSince, feed.oldest].compactMap({ $0 }).min() { deadlines.append(since + rules.commitInterval) }
+        if let failedAt { deadlines.append(failedAt + rules.commitInterval) }
+        if let lastArrival = open.values.lazy.map(\.lastArrivalMs).min() {
+            let remaining = max(0, lastArrival + rules.idleTimeoutMs - now())
+            deadlines.append(.now + .milliseconds(Int64(remaining.rounded(.up))))
+        }
+        return deadlines.min()
     }
 
-    /// A failed commit is logged and kept by `commit()`; the next signal retries it.
+    /// A failed commit is logged and kept by `commit()`; the committer retries it a commit
+    /// interval later.
     func commitWhatIsDue() async {
         await ingestFeed()
         let due = pendingSince.map { ContinuousClock.now - $0 >= rules.commitInterval } ?? false
-        if closedChunksPending > 0 || due || failed != nil { try? await commit() }
+        let retry = failedAt.map { ContinuousClock.now - $0 >= rules.commitInterval } ?? false
+        if closedChunksPending > 0 || due || retry { try? await commit() }
         try? await closeIdleSessions()
     }
 

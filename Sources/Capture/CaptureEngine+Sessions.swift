@@ -17,6 +17,7 @@ extension CaptureEngine {
         let record = SessionRecord(id: id, userId: sensor.userId, device: sensor.device, startMs: startMs,
                                    localDate: calendar.localDate(epochMs: startMs))
         open[sensor.device] = OpenSession(record: record, arrivalMs: now())
+        commitSignal?.yield()  // its idle timeout is a deadline of the committer's
         counters.sessionsStarted += 1
         logger.info("session started", metadata: ["subsystem": "capture", "session": "\(id)", "device": "\(sensor.device)"])
         try await commit()

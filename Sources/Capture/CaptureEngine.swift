@@ -31,6 +31,8 @@ public actor CaptureEngine {
     var pending = StoreChanges()
     var failed: StoreChanges?
     var failedSamples: Int64 = 0
+    /// When the kept failed commit failed: the committer retries it a commit interval later.
+    var failedAt: ContinuousClock.Instant?
     var pendingSince: ContinuousClock.Instant?
     var commitInFlight = false
     var commitWaiters: [CheckedContinuation<Void, Never>] = []
@@ -94,10 +96,11 @@ public actor CaptureEngine {
         let keep = !(storeCondition.isFull && failed != nil && failedSamples + uncommittedSamples >= Int64(rules.fullBufferSamples))
         let closedChunk = accept(device: sensor.device, stream: stream, odrHz: odrHz, range: range, firstIndex: firstIndex,
                                  samples: samples, gapReason: gapReason, keep: keep)
+        let firstPending = pendingSince == nil
         pendingSince = min(pendingSince ?? receivedAt, receivedAt)
         if closedChunk { closedChunksPending += 1 }
         if let commitSignal, closedChunksPending < 2 {
-            if closedChunksPending > 0 { commitSignal.yield() }
+            if closedChunksPending > 0 || firstPending { commitSignal.yield() }
         } else if closedChunksPending > 0 || ContinuousClock.now - pendingSince! >= rules.commitInterval {
             try await commit()
         }

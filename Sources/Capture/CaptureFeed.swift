@@ -41,6 +41,8 @@ public final class CaptureFeed: Sendable {
         var entries: [Entry] = []
         var runs: [SampleRun] = []
         var samples = 0
+        /// Called when the first item arrives in an empty feed (the committer's alarm).
+        var wake: (@Sendable () -> Void)?
 
         /// The run that `firstIndex` continues: the last one of the same sensor stream, if no
         /// button press of that sensor came after it. Sensors interleave, so the last entry is
@@ -74,12 +76,12 @@ public final class CaptureFeed: Sendable {
                        gapReason: String?, receivedAt: @autoclosure () -> ContinuousClock.Instant, count: Int,
                        sample: (Int) -> StoredSample) {
         guard count > 0 else { return }
-        state.withLock { state in
+        let wake: (@Sendable () -> Void)? = state.withLock { state in
             state.samples += count
             if gapReason == nil,
                let index = state.continued(sensor: sensor, stream: stream, odrHz: odrHz, range: range, firstIndex: firstIndex) {
                 for k in 0..<count { state.runs[index].samples.append(sample(k)) }
-                return
+                return nil
             }
             var samples: [StoredSample] = []
             samples.reserveCapacity(max(count, 128))
@@ -87,11 +89,23 @@ public final class CaptureFeed: Sendable {
             state.entries.append(.run(state.runs.count))
             state.runs.append(SampleRun(sensor: sensor, stream: stream, odrHz: odrHz, range: range, firstIndex: firstIndex,
                                         samples: samples, gapReason: gapReason, receivedAt: receivedAt()))
+            return state.entries.count == 1 ? state.wake : nil
         }
+        wake?()
     }
 
     public func toggleSession(_ sensor: SensorIdentity, atMs: Double) {
-        state.withLock { $0.entries.append(.toggleSession(sensor, atMs: atMs)) }
+        let wake = state.withLock { state in
+            state.entries.append(.toggleSession(sensor, atMs: atMs))
+            return state.wake
+        }
+        wake?()
+    }
+
+    /// Sets what is called, outside the lock, when an empty feed gets its first item and at every
+    /// button press: the committer, which then knows when the next commit is due without polling.
+    func setWake(_ wake: (@Sendable () -> Void)?) {
+        state.withLock { $0.wake = wake }
     }
 
     /// Takes everything appended so far, oldest first (each sensor's items in order).

@@ -97,13 +97,14 @@ def run_cycles(gateway: str, delays: list[float], commit_ms: int, odr: int, cycl
                 log.close()
                 committed, sessions, integrity = stored(tmp)
                 lost = sent - committed
-                check(integrity == "ok" and lost <= allowed,
-                      f"SIGKILL {delay:.2f} s after the stream started: {sent} sent, {committed} stored, "
-                      f"lost {lost} (at most {allowed:.0f}), {sessions} session(s), integrity {integrity}")
+                ok = integrity == "ok" and lost <= allowed
+                check(ok, f"SIGKILL {delay:.2f} s after the stream started: {sent} sent, {committed} stored, "
+                          f"lost {lost} (at most {allowed:.0f}), {sessions} session(s), integrity {integrity}"
+                          + ("" if ok else f"; store and log kept in {tmp}"))
                 peer.close(procs)
                 if kept is None and committed > 0:
                     kept = tmp
-                else:
+                elif ok:
                     shutil.rmtree(tmp, ignore_errors=True)
         if kept:
             # A restart closes the session the kill left open, honestly.
