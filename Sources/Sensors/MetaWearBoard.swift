@@ -96,6 +96,8 @@ public actor MetaWearBoard {
     private var gyroPacker: UInt8?
     /// The log clock read at this initialisation: converts accounter ticks to host time.
     private var clock: BoardClock?
+    /// The reset times of power cycles already placed (by an earlier link or run), by `reset_uid`.
+    private let knownResetTimes: [UInt8: Double]
     private var ticks = TickUnwrapper()
     private var nextWaiterID = 0
     var closed = false
@@ -105,9 +107,12 @@ public actor MetaWearBoard {
         var continuation: CheckedContinuation<[UInt8], any Error>
     }
 
-    public init(link: any MetaWearLink, options: BoardOptions, logger: Logger,
+    /// `knownResetTimes`: when the power cycles this board may still be in began, as earlier
+    /// readings placed them (see ``readClock()``).
+    public init(link: any MetaWearLink, options: BoardOptions, logger: Logger, knownResetTimes: [UInt8: Double] = [:],
                 now: @escaping @Sendable () -> Double, onEvent: @escaping @Sendable (BoardEvent) -> Void = { _ in }) {
         self.link = link
+        self.knownResetTimes = knownResetTimes
         self.options = options
         responseTimeout = options.responseTimeout
         self.logger = logger
@@ -188,13 +193,26 @@ public actor MetaWearBoard {
 
     /// Reads the log clock (`0b 84`), on boards with a logging module: its `reset_uid` tells whether
     /// the board reset since the last reading, its tick when.
+    ///
+    /// Each reading carries the answer's latency, which varies from one link to the next. A power
+    /// cycle already placed keeps its reset time, so that its streamed stamps, the gaps counted
+    /// from them and its logged samples share one frame; a reading more than half a second away
+    /// is another power cycle that reuses the 3-bit `reset_uid`.
     private func readClock() async throws -> BoardClock? {
         guard info.isPresent(.logging) else { return nil }
+        let asked = now()
         let answer = try await request(Logging.readTime(), answer: MetaWearModuleID.logging.rawValue, 0x84,
                                        what: "log clock read")
         guard case .logTime(let time) = try? parser.parse(answer), let read = answerArrival else { return nil }
         // The tick counts whole ticks: the board's time was half a tick later on average.
-        return BoardClock(resetUID: time.resetUID, resetTime: read - (Double(time.tick) + 0.5) * Logging.tickMilliseconds / 1000)
+        let resetTime = read - (Double(time.tick) + 0.5) * Logging.tickMilliseconds / 1000
+        logger.debug("log clock read", metadata: ["resetUID": "\(time.resetUID)", "tick": "\(time.tick)",
+                                                  "roundTripMs": "\((read - asked) * 1000)", "resetTime": "\(resetTime)",
+                                                  "known": "\(knownResetTimes[time.resetUID].map { "\($0)" } ?? "-")"])
+        if let known = knownResetTimes[time.resetUID], abs(known - resetTime) <= 0.5 {
+            return BoardClock(resetUID: time.resetUID, resetTime: known)
+        }
+        return BoardClock(resetUID: time.resetUID, resetTime: resetTime)
     }
 
     /// Configures and starts the planned streams, then button, connection interval and LED.

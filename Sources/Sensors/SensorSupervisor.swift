@@ -178,7 +178,7 @@ public actor SensorSupervisor {
         linkDown = nil
         let loop = self.loop
         let handle = loop.entry(into: SensorSupervisor.self) { supervisor, event in supervisor.handle(event) }
-        let board = MetaWearBoard(link: link, options: settings.board, logger: logger, now: now) { [weak self] event in
+        let board = MetaWearBoard(link: link, options: settings.board, logger: logger, knownResetTimes: resetTimes, now: now) { [weak self] event in
             guard let self else { return }
             // The board runs on its link's loop; the gateway gives both the same one.
             if loop.inLoop {

@@ -260,10 +260,12 @@ class Board:
     def __init__(self, name: str, model: str, mac_le: bytes,
                  send: Callable[[bytes], bool],
                  request_conn_params: Callable[[int, int, int, int, str], None],
-                 disconnect: Callable[[int], None]):
+                 disconnect: Callable[[int], None],
+                 delivering: Callable[[], bool] = lambda: False):
         self.name = name
         self.mac_le = mac_le            # 6 address bytes, little-endian
         self.send = send
+        self.delivering = delivering    # whether `send` would reach a host now
         self.request_conn_params = request_conn_params
         self.disconnect = disconnect
         self.gyro = Channel(0x13, "gyro")
@@ -354,7 +356,17 @@ class Board:
         """Board reset: new reset_uid, tick restarts; optionally keep stale config.
 
         Log entries always survive (flash). keep_state keeps triggers and logging on (new
-        entries carry the new reset_uid, ticks from 0); otherwise both are cleared."""
+        entries carry the new reset_uid, ticks from 0); otherwise both are cleared.
+
+        A real board produces every sample due before the reset on time; the emulator's loop may
+        be late (a busy machine). Out of reach, those samples are logged first, as they would have
+        been. On a live link they are not made now: sent this late, they would be lost with the
+        link the reset drops, where a board on time would have delivered them."""
+        if not self.delivering():
+            loop_now = asyncio.get_running_loop().time()
+            for ch in (self.gyro, self.acc):
+                if ch.active:
+                    self._produce_due(ch, loop_now)
         self.reset_uid = (self.reset_uid + 1) & 0x7
         self.boot = time.monotonic()
         self._cancel_readout("board reset")
@@ -481,6 +493,8 @@ class Board:
                     ch.pending = []
                     ch.packer_pending = {}
             else:
+                if ch.active:  # what was due before the stop, even if this loop is late
+                    self._produce_due(ch, asyncio.get_running_loop().time())
                 self._end_run(ch)
                 ch.started = False
         elif reg == ch.data_reg and args:
@@ -832,6 +846,13 @@ class Board:
             self.samples_undelivered += count
             self.samples_undelivered_tail += count
 
+    def _produce_due(self, ch: Channel, now: float) -> None:
+        """Emits every sample of `ch` due by `now` (loop time): a late wake-up emits a burst."""
+        due = int((now - ch.t0) * ch.odr) + 1
+        while ch.n < due:
+            self._emit(ch, ch.n)
+            ch.n += 1
+
     async def _stream(self) -> None:
         loop = asyncio.get_running_loop()
         try:
@@ -843,10 +864,7 @@ class Board:
                 next_due = None
                 for ch in channels:
                     odr = ch.odr
-                    due = int((now - ch.t0) * odr) + 1
-                    while ch.n < due:
-                        self._emit(ch, ch.n)
-                        ch.n += 1
+                    self._produce_due(ch, now)
                     t_next = ch.t0 + ch.n / odr
                     next_due = t_next if next_due is None else min(next_due, t_next)
                 await asyncio.sleep(max(0.0005, next_due - loop.time()))

@@ -88,7 +88,7 @@ class Sensor:
         self.manufacturer = "MbientLab Inc"
         self.firmware = "1.7.3"
         self.board = Board(name, model, bytes(self.public_address.address_bytes),
-                           self._send, self.request_conn_params, self.drop_link)
+                           self._send, self.request_conn_params, self.drop_link, self._delivering)
         self._build_gatt()
         self.device.on("connection", self._on_connection)
 
@@ -162,6 +162,9 @@ class Sensor:
             self.silent_until = None
             return False
         return True
+
+    def _delivering(self) -> bool:
+        return self.connection is not None and self.notify_enabled and not self.is_silent()
 
     def _send(self, value: bytes) -> bool:
         conn = self.connection

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import MetaWear
 import XCTest
@@ -110,6 +111,33 @@ final class BoardSequenceTests: XCTestCase {
         }
     }
 
+    /// A power cycle placed by an earlier link keeps its reset time, so its streamed and logged
+    /// samples share one frame; a reading far from it is another cycle reusing the `reset_uid`.
+    func testAPowerCycleKeepsTheResetTimeFirstReadForIt() async throws {
+        func clockRead(known: [UInt8: Double]) async throws -> BoardClock? {
+            let fake = FakeMetaWear(model: .mmr)
+            defer { fake.stop() }
+            let clocks = Clocks()
+            let board = MetaWearBoard(link: fake.connect(), options: BoardOptions(), logger: Logger(label: "test"),
+                                      knownResetTimes: known, now: FakeMetaWear.now) { event in
+                if case .clock(let clock) = event { clocks.append(clock) }
+            }
+            try await board.initialise()
+            return clocks.first
+        }
+        let first = try await clockRead(known: [:])
+        let read = try XCTUnwrap(first)
+        XCTAssertEqual(read.resetUID, 0)
+        XCTAssertEqual(read.resetTime, FakeMetaWear.now(), accuracy: 5, "the fake booted just now")
+        let placed = read.resetTime - 0.3
+        let kept = try await clockRead(known: [0: placed])
+        XCTAssertEqual(kept, BoardClock(resetUID: 0, resetTime: placed), "within half a second: the same cycle")
+        let far = try await clockRead(known: [0: read.resetTime - 600])
+        let other = try XCTUnwrap(far)
+        XCTAssertEqual(other.resetTime, read.resetTime, accuracy: 5, "ten minutes away: another cycle, read anew")
+        XCTAssertNotEqual(other.resetTime, read.resetTime - 600)
+    }
+
     func testBatteryRead() async throws {
         let (fake, board) = try await runInit(.mmr, BoardOptions())
         defer { fake.stop() }
@@ -117,4 +145,12 @@ final class BoardSequenceTests: XCTestCase {
         let state = try await board.readBattery()
         XCTAssertEqual(state, Settings.BatteryState(chargePercent: 57, voltageMillivolts: 3900))
     }
+}
+
+/// What a board reported, collected from its event callback.
+private final class Clocks: @unchecked Sendable {
+    private let lock = NSLock()
+    private var clocks: [BoardClock] = []
+    func append(_ clock: BoardClock) { lock.withLock { clocks.append(clock) } }
+    var first: BoardClock? { lock.withLock { clocks.first } }
 }
