@@ -113,32 +113,42 @@ extension CaptureEngine {
         let (signals, signal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         commitSignal = signal
         feed.setWake { signal.yield() }
-        var alarm = CommitAlarm(signal: signal)
+        // Two alarms, so that the idle timeout (minutes away, moved by every sample) does not
+        // replace the commit's alarm every second, nor the other way round.
+        var commitAlarm = CommitAlarm(signal: signal)
+        var idleAlarm = CommitAlarm(signal: signal)
         defer {
             feed.setWake(nil)
-            alarm.cancel()
+            commitAlarm.cancel()
+            idleAlarm.cancel()
             commitSignal = nil
             signal.finish()
         }
-        alarm.set(nextCommitDeadline())
+        commitAlarm.set(nextCommitDeadline())
+        idleAlarm.set(nextIdleDeadline())
         for await _ in signals {
             if Task.isCancelled { break }
-            if let deadline = nextCommitDeadline(), deadline <= .now { await commitWhatIsDue() }
-            alarm.set(nextCommitDeadline())
+            let due = [nextCommitDeadline(), nextIdleDeadline()].compactMap { $0 }.min()
+            if let due, due <= .now { await commitWhatIsDue() }
+            commitAlarm.set(nextCommitDeadline())
+            idleAlarm.set(nextIdleDeadline())
         }
     }
 
-    /// When the committer has something to do next, if anything.
+    /// When the next commit is due, if anything waits for one.
     func nextCommitDeadline() -> ContinuousClock.Instant? {
         if closedChunksPending > 0 { return .now }
         var deadlines: [ContinuousClock.Instant] = []
         if let since = [pendingSince, feed.oldest].compactMap({ $0 }).min() { deadlines.append(since + rules.commitInterval) }
         if let failedAt { deadlines.append(failedAt + rules.commitInterval) }
-        if let lastArrival = open.values.lazy.map(\.lastArrivalMs).min() {
-            let remaining = max(0, lastArrival + rules.idleTimeoutMs - now())
-            deadlines.append(.now + .milliseconds(Int64(remaining.rounded(.up))))
-        }
         return deadlines.min()
+    }
+
+    /// When the first open session reaches its idle timeout, if one is open.
+    func nextIdleDeadline() -> ContinuousClock.Instant? {
+        guard let lastArrival = open.values.lazy.map(\.lastArrivalMs).min() else { return nil }
+        let remaining = max(0, lastArrival + rules.idleTimeoutMs - now())
+        return .now + .milliseconds(Int64(remaining.rounded(.up)))
     }
 
     /// A failed commit is logged and kept by `commit()`; the committer retries it a commit

@@ -1,5 +1,8 @@
-/// Wakes the committer (``CaptureEngine/run()``) at its next deadline: one sleeping task, replaced
-/// only when the deadline moves, so a steady stream costs one timer per commit.
+/// Wakes the committer (``CaptureEngine/run()``) at a deadline: one sleeping task.
+///
+/// Every task that sleeps arms a dispatch timer (a wake-up of libdispatch's manager thread) and
+/// every cancellation wakes the task, so the alarm is replaced only when it must ring earlier. One
+/// that rings too early, or when nothing is due any more, costs one look at the deadlines.
 struct CommitAlarm {
     let signal: AsyncStream<Void>.Continuation
     private var deadline: ContinuousClock.Instant?
@@ -9,21 +12,23 @@ struct CommitAlarm {
         self.signal = signal
     }
 
-    /// Arms the alarm for `next`, or disarms it for nil. An alarm already set for `next` that has
-    /// not rung is left alone.
+    /// Makes sure the alarm rings at `next` or before it (nil: nothing to wake for).
     mutating func set(_ next: ContinuousClock.Instant?) {
-        if let deadline, deadline == next, deadline > .now { return }
-        task?.cancel()
-        deadline = next
-        guard let next else {
-            task = nil
-            return
+        if let deadline, deadline > .now {
+            guard let next, next < deadline else { return }
+            task?.cancel()
         }
-        task = Task { [signal] in
-            guard (try? await Task.sleep(until: next, clock: .continuous)) != nil else { return }
-            signal.yield()
+        deadline = next
+        task = next.map { next in
+            Task { [signal] in
+                guard (try? await Task.sleep(until: next, clock: .continuous)) != nil else { return }
+                signal.yield()
+            }
         }
     }
 
-    mutating func cancel() { set(nil) }
+    mutating func cancel() {
+        task?.cancel()
+        (task, deadline) = (nil, nil)
+    }
 }

@@ -88,12 +88,21 @@ public struct StreamTracker: Sendable {
     /// streams after a reset): the samples due between then and the first one received are missing.
     private var runStart: Double?
 
-    public init(odrHz: Double, decoder: SampleDecoder, confirmationWindow: Double = 0.5, warmUpWindow: Double? = nil) {
+    /// How far above the baseline a residual must lie to make its notification a suspect: half a
+    /// period, or more when the times come in coarser steps (see `init`).
+    private let suspectLift: Double
+
+    /// `stampResolution` (s): the step of the times passed as arrivals when they are coarse, as
+    /// the board's ticks (1.46 ms) are. A suspect must lie above it, or at 400 Hz (half a period
+    /// 1.25 ms) every notification late in its tick would be held for confirmation.
+    public init(odrHz: Double, decoder: SampleDecoder, confirmationWindow: Double = 0.5, warmUpWindow: Double? = nil,
+                stampResolution: Double = 0) {
         self.odrHz = odrHz
         self.decoder = decoder
         self.confirmationWindow = confirmationWindow
         self.warmUpWindow = min(warmUpWindow ?? confirmationWindow, confirmationWindow)
         clock = SampleClock(nominalRate: odrHz)
+        suspectLift = max(0.5 / odrHz, 1.25 * stampResolution)
     }
 
     /// The reason for the next gap found from arrival times, when the caller knows one (the link
@@ -157,7 +166,7 @@ public struct StreamTracker: Sendable {
             var trial = clock
             let timing = trial.timestamp(sampleCount: samples.count, arrivalTime: arrival)
             let lift = residual(timing, arrival)
-            if lift - baseline < 0.5 * clock.nominalPeriod {
+            if lift - baseline < suspectLift {
                 clock = trial
                 noteAccepted(lift, arrival)
                 emit(samples, timing, sink)
@@ -289,7 +298,7 @@ public struct StreamTracker: Sendable {
         // still lifted by half a period (after the gap just declared): that one, if any, is the next
         // suspect, and its window starts at its own arrival.
         let shift = Double(missing) * clock.nominalPeriod
-        let threshold = baseline + shift + 0.5 * clock.nominalPeriod
+        let threshold = baseline + shift + suspectLift
         var accept = 1
         while accept < held.count, suffix[accept] < threshold { accept += 1 }
         for item in held[..<accept] {

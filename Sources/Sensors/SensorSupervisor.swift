@@ -481,7 +481,8 @@ public actor SensorSupervisor {
             } else {
                 trackers[stream.module] = StreamTracker(odrHz: stream.odrHz, decoder: stream.decoder,
                                                         confirmationWindow: settings.gapConfirmation.seconds,
-                                                        warmUpWindow: settings.warmUp.seconds)
+                                                        warmUpWindow: settings.warmUp.seconds,
+                                                        stampResolution: stream.boardTime ? Logging.tickMilliseconds / 1000 : 0)
             }
         }
         pendingGapReason = nil

@@ -212,4 +212,37 @@ extension StreamTrackerTests {
             XCTAssertEqual(samples.count, 24000 - dropped.count)
         }
     }
+
+    /// Board time at 400 Hz, 2 samples a notification: each stamped at the end of its 1.46 ms
+    /// tick, a step coarser than half a period (1.25 ms). Told the step, the tracker holds nothing
+    /// for confirmation and still finds a lost notification, exactly.
+    func testBoardTicksAt400HzAreNotHeldAndALossIsStillFound() {
+        let tick = Logging.tickMilliseconds / 1000
+        func stamps(dropping dropped: Set<Int>, resolution: Double) -> (held: Int, tracker: StreamTracker, out: [TimestampedSample]) {
+            var tracker = StreamTracker(odrHz: 400, decoder: SampleDecoder(lsbPerUnit: 1), stampResolution: resolution)
+            var out: [TimestampedSample] = []
+            var held = 0
+            for k in 0..<2000 where !dropped.contains(k) {
+                let last = 2 * k + 1
+                let produced = 7.3 + Double(last) / 400
+                let arrival = ((produced / tick).rounded(.down) + 1) * tick
+                let triples = RawTriples([RawTriple(x: Int16(last - 1), y: 0, z: 0), RawTriple(x: Int16(last), y: 0, z: 0)])
+                tracker.push(triples, arrival: arrival) { out += $0.samples }
+                if k >= 200, tracker.isHolding { held += 1 }  // after the warm-up (0.5 s)
+            }
+            tracker.flush { out += $0.samples }
+            return (held, tracker, out)
+        }
+        let coarse = stamps(dropping: [], resolution: 0)
+        XCTAssertGreaterThan(coarse.held, 100, "without the step, late ticks are taken for suspects")
+        let told = stamps(dropping: [], resolution: tick)
+        XCTAssertEqual(told.held, 0)
+        XCTAssertEqual(told.tracker.missingSamples, 0)
+        XCTAssertEqual(told.out.count, 4000)
+        let lossy = stamps(dropping: [1200], resolution: tick)
+        XCTAssertEqual(lossy.tracker.missingSamples, 2)
+        XCTAssertEqual(lossy.tracker.gapCount, 1)
+        assertIndicesMatchWaveform(lossy.out)
+    }
+
 }
