@@ -10,7 +10,8 @@
 //    times: every notification after it arrives m·P later than the drift-corrected line predicts
 //    (P = period). The tracker feeds a *copy* of the SampleClock and computes each
 //    notification's residual, arrival − stamp of its last sample (≥ 0 by the clock's envelope
-//    rule). A residual of at least half a period makes the notification a suspect: it and what
+//    rule). A residual of at least half a period (or 1.25 steps of coarse times, such as the
+//    board's 1.46 ms ticks) makes the notification a suspect: it and what
 //    follows are held for `confirmationWindow` of arrival time. Jitter and host stalls deliver
 //    late and then catch up, so some held residual returns near 0; a real loss keeps them all
 //    up, so m = floor(lift / P + 0.25) ≥ 1 samples are declared missing before the suspect, where
