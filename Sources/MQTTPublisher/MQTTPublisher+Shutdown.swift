@@ -17,7 +17,9 @@ extension MQTTPublisher {
         phase = .draining
         logger.info("stopping: delivering what is left in the outbox", metadata: ["inFlight": "\(windowed)"])
         scheduleShutdownTimeout()
-        // Rows committed since the last pass (the final documents) are looked for again.
+        // Rows committed since the last pass (the final documents) are looked for again, also by
+        // a pass already reading: its snapshot may predate them, so it cannot end the drain.
+        outboxVersion &+= 1
         exhausted = false
         await fill()
         await shutdownProgress()
