@@ -2,7 +2,8 @@
 import PackageDescription
 
 // One module per layer (see README "Layout"). Dependencies point one way:
-// gyrogate (CLI) -> Daemon -> Capture -> GyroStore; GatewayConfig is plain values.
+// gyrogate (CLI) -> Daemon -> Capture -> GyroStore; GatewayConfig is plain values; JSON and
+// TextTools are at the bottom, on FoundationEssentials alone (the binary links no full Foundation).
 let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
 
 let package = Package(
@@ -19,7 +20,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
-        .target(name: "GatewayConfig", swiftSettings: strict),
+        // JSON documents as values (parse, build, write) on FoundationEssentials alone.
+        .target(name: "JSON", swiftSettings: strict),
+        // Paths split and joined as text, trimming: what FoundationEssentials lacks of NSString.
+        .target(name: "TextTools", swiftSettings: strict),
+        .target(name: "GatewayConfig", dependencies: ["JSON", "TextTools"], swiftSettings: strict),
+        // Detached POSIX threads for blocking loops (no Foundation Thread).
+        .target(name: "PosixThreads", swiftSettings: strict),
         // Bluetooth LE host, bottom up: wire primitives, HCI, GAP advertising data, L2CAP, ATT.
         .target(name: "BluetoothWire", swiftSettings: strict),
         .target(name: "HCI", dependencies: ["BluetoothWire"], swiftSettings: strict),
@@ -31,7 +38,7 @@ let package = Package(
         // The LE host: transports, HCI controller, connections, L2CAP, GATT client.
         .target(
             name: "BLEHost",
-            dependencies: ["BluetoothWire", "HCI", "GAP", "L2CAP", "ATT", "CHCISocket",
+            dependencies: ["BluetoothWire", "HCI", "GAP", "L2CAP", "ATT", "CHCISocket", "PosixThreads",
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
@@ -51,14 +58,14 @@ let package = Package(
         ),
         .target(
             name: "Capture",
-            dependencies: ["GyroStore", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["GyroStore", "JSON", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         // The admin API: HTTP/1.1 + JSON on a unix socket, Prometheus metrics, systemd notify.
         .target(
             name: "Admin",
             dependencies: [
-                "GatewayConfig", "GyroStore", "Capture",
+                "GatewayConfig", "GyroStore", "Capture", "JSON", "TextTools",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -74,7 +81,7 @@ let package = Package(
         .target(
             name: "MQTTPublisher",
             dependencies: [
-                "CMosquitto", "GyroStore",
+                "CMosquitto", "GyroStore", "JSON", "PosixThreads",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -83,7 +90,7 @@ let package = Package(
         .target(
             name: "Daemon",
             dependencies: [
-                "GatewayConfig", "GyroStore", "Capture", "Admin", "MQTTPublisher", "Sensors", "BLEHost", "MetaWear", "CMalloc",
+                "GatewayConfig", "GyroStore", "Capture", "Admin", "MQTTPublisher", "Sensors", "BLEHost", "MetaWear", "CMalloc", "JSON",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -93,7 +100,7 @@ let package = Package(
         .target(
             name: "Doctor",
             dependencies: [
-                "GatewayConfig", "BLEHost", "MQTTPublisher", "Daemon", "Admin", "GyroStore",
+                "GatewayConfig", "BLEHost", "MQTTPublisher", "Daemon", "Admin", "GyroStore", "TextTools",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -101,7 +108,7 @@ let package = Package(
         .executableTarget(
             name: "gyrogate",
             dependencies: [
-                "GatewayConfig", "GyroStore", "Capture", "Daemon", "Admin", "BLEHost", "BluetoothWire", "Doctor",
+                "GatewayConfig", "GyroStore", "Capture", "Daemon", "Admin", "BLEHost", "BluetoothWire", "Doctor", "JSON", "TextTools",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -146,8 +153,10 @@ let package = Package(
         .testTarget(name: "BLEHostTests", dependencies: ["BLEHost", "BluetoothWire", "HCI", "GAP", "L2CAP", "ATT", "PeerSupport",
                                                          .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "GatewayConfigTests", dependencies: ["GatewayConfig"]),
+        .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+        .testTarget(name: "TextToolsTests", dependencies: ["TextTools"]),
         .testTarget(name: "GyroStoreTests", dependencies: ["GyroStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "AdminTests", dependencies: ["Admin", "Capture", "GyroStore", "GatewayConfig", "TestSupport", .product(name: "NIOCore", package: "swift-nio")]),
+        .testTarget(name: "AdminTests", dependencies: ["Admin", "Capture", "GyroStore", "GatewayConfig", "JSON", "TestSupport", .product(name: "NIOCore", package: "swift-nio")]),
         // A child process for the MQTT crash test: captures sessions and publishes them.
         .executableTarget(name: "mqtt-feeder", dependencies: ["Capture", "GyroStore", "MQTTPublisher"], path: "Tests/Tools/MQTTFeeder"),
         // `swift run -c release mqtt-bench [DOCUMENTS]`

@@ -1,76 +1,75 @@
 import Capture
-import Foundation
+import FoundationEssentials
 import GatewayConfig
 import GyroStore
+import JSON
 
 extension AdminAPI {
-    func status() async throws -> [String: Any] {
+    func status() async throws -> JSONValue {
         let outbox = try await store.outboxStats()
         let used = try await store.usedBytes()
         let evicted = try await store.counter(GyroStore.evictedCounter)
         let pruned = try await store.counter(GyroStore.prunedCounter)
         let counters = await engine.counters
         let nowSeconds = Date().timeIntervalSince1970
-        var broker: [String: Any] = ["state": "not implemented yet", "host": configuration.mqtt.host, "port": configuration.mqtt.port]
+        var broker: [String: JSONValue] = ["state": "not implemented yet", "host": .string(configuration.mqtt.host),
+                                           "port": configuration.mqtt.port.jsonValue]
         if let provider = providers.publisherStatus {
             let status = await provider()
-            broker["state"] = status.state
-            if let detail = status.detail { broker["detail"] = detail }
-            if let published = status.publishedTotal { broker["published"] = published }
+            broker["state"] = .string(status.state)
+            if let detail = status.detail { broker["detail"] = .string(detail) }
+            if let published = status.publishedTotal { broker["published"] = published.jsonValue }
         }
-        var radio: [String: Any] = ["transport": configuration.bluetooth.transport.description, "controller": "not implemented yet"]
-        if let provider = providers.bluetoothStatus { radio["controller"] = await provider().controller }
+        var radio: [String: JSONValue] = ["transport": .string(configuration.bluetooth.transport.description), "controller": "not implemented yet"]
+        if let provider = providers.bluetoothStatus { radio["controller"] = .string(await provider().controller) }
         return [
-            "gatewayId": configuration.gatewayId,
-            "version": version,
-            "uptimeSeconds": (ContinuousClock.now - started).seconds,
-            "startedAtMs": startedAtMs,
-            "radio": radio,
-            "broker": broker,
-            "outbox": ["depth": outbox.depth, "bytes": outbox.bytes,
-                       "oldestAgeSeconds": outbox.oldestCreatedAt.map { max(0, nowSeconds - $0) as Any } ?? NSNull(),
-                       "parked": outbox.parked, "lastParkedReason": outbox.lastParkedReason as Any? ?? NSNull()],
-            "store": await storeStatus(used: used, evicted: evicted, pruned: pruned, counters: counters),
-            "capture": ["committedSamples": counters.committedSamples, "missingSamples": counters.missingSamples, "gaps": counters.gaps,
-                        "duplicateSamples": counters.duplicateSamples, "commits": counters.commits, "failedCommits": counters.failedCommits,
-                        "sessionsStarted": counters.sessionsStarted, "sessionsClosed": counters.sessionsClosed],
-            "sensors": try await sensors(),
+            "gatewayId": .string(configuration.gatewayId),
+            "version": .string(version),
+            "uptimeSeconds": .number((ContinuousClock.now - started).seconds),
+            "startedAtMs": .number(startedAtMs),
+            "radio": .object(radio),
+            "broker": .object(broker),
+            "outbox": ["depth": outbox.depth.jsonValue, "bytes": outbox.bytes.jsonValue,
+                       "oldestAgeSeconds": outbox.oldestCreatedAt.map { max(0, nowSeconds - $0) }.jsonValue,
+                       "parked": outbox.parked.jsonValue, "lastParkedReason": outbox.lastParkedReason.jsonValue],
+            "store": .object(await storeStatus(used: used, evicted: evicted, pruned: pruned, counters: counters)),
+            "capture": ["committedSamples": counters.committedSamples.jsonValue, "missingSamples": counters.missingSamples.jsonValue,
+                        "gaps": counters.gaps.jsonValue, "duplicateSamples": counters.duplicateSamples.jsonValue,
+                        "commits": counters.commits.jsonValue, "failedCommits": counters.failedCommits.jsonValue,
+                        "sessionsStarted": counters.sessionsStarted.jsonValue, "sessionsClosed": counters.sessionsClosed.jsonValue],
+            "sensors": .array(try await sensors()),
         ]
     }
 
     /// The store's size and limits, and whether it takes writes (`state` "ok" or "full").
-    func storeStatus(used: Int, evicted: Int, pruned: Int, counters: CaptureCounters) async -> [String: Any] {
-        var status: [String: Any] = ["usedBytes": used, "maxBytes": store.maxBytes, "workingLimitBytes": store.workingLimit(),
-                                     "evictedUnpublishedChunks": evicted, "prunedChunks": pruned,
-                                     "notKeptSamples": counters.storeFullSamples, "fullEpisodes": counters.storeFullEpisodes]
-        if let space = store.space() { status["diskFreeBytes"] = space.freeBytes }
+    func storeStatus(used: Int, evicted: Int, pruned: Int, counters: CaptureCounters) async -> [String: JSONValue] {
+        var status: [String: JSONValue] = [
+            "usedBytes": used.jsonValue, "maxBytes": store.maxBytes.jsonValue, "workingLimitBytes": store.workingLimit().jsonValue,
+            "evictedUnpublishedChunks": evicted.jsonValue, "prunedChunks": pruned.jsonValue,
+            "notKeptSamples": counters.storeFullSamples.jsonValue, "fullEpisodes": counters.storeFullEpisodes.jsonValue,
+        ]
+        if let space = store.space() { status["diskFreeBytes"] = space.freeBytes.jsonValue }
         switch await engine.storeCondition {
         case .writable:
             status["state"] = "ok"
         case .full(let sinceMs, let reason):
             status["state"] = "full"
-            status["fullSinceMs"] = sinceMs
-            status["detail"] = reason
+            status["fullSinceMs"] = sinceMs.jsonValue
+            status["detail"] = .string(reason)
         }
         return status
     }
 
     /// Configured sensors plus any sensor with an open session, with that session's summary.
-    func sensors() async throws -> [[String: Any]] {
+    func sensors() async throws -> [JSONValue] {
         let open = await engine.openSessions()
         let ble = await providers.bluetoothStatus?()
         var seen: Set<String> = []
-        var result: [[String: Any]] = []
-        func entry(address: String, userId: String?, name: String?, configured: Bool) -> [String: Any] {
-            var item: [String: Any] = ["address": address, "configured": configured,
-                                       "userId": userId.map { $0 as Any } ?? NSNull(), "name": name.map { $0 as Any } ?? NSNull(),
-                                       "connection": ble?.sensors[address] ?? "not implemented yet"]
-            if let session = open.first(where: { $0.device.uppercased() == address.uppercased() }) {
-                item["session"] = AdminJSON.session(session)
-            } else {
-                item["session"] = NSNull()
-            }
-            return item
+        var result: [JSONValue] = []
+        func entry(address: String, userId: String?, name: String?, configured: Bool) -> JSONValue {
+            let session = open.first { $0.device.uppercased() == address.uppercased() }
+            return ["address": .string(address), "configured": .bool(configured), "userId": userId.jsonValue, "name": name.jsonValue,
+                    "connection": .string(ble?.sensors[address] ?? "not implemented yet"), "session": session.map(AdminJSON.session) ?? .null]
         }
         for sensor in configuration.sensors {
             seen.insert(sensor.address.uppercased())
@@ -83,25 +82,25 @@ extension AdminAPI {
         return result
     }
 
-    func sessions(_ query: [String: String]) async throws -> [String: Any] {
+    func sessions(_ query: [String: String]) async throws -> JSONValue {
         let rangeName = query["range"] ?? "today"
         guard let period = Period(rawValue: rangeName) else { throw AdminError.badRequest("range must be today, week, month or all, not \"\(rangeName)\"") }
         let user = query["user"].flatMap { $0.isEmpty ? nil : $0 }
         let report = try await SessionReport.load(from: store, period: period, userId: user, calendar: calendar)
         return [
-            "range": period.rawValue, "count": report.count, "durationSeconds": report.durationMs / 1000, "samples": report.samples,
-            "fromMs": report.fromMs.map { $0 as Any } ?? NSNull(), "toMs": report.toMs.map { $0 as Any } ?? NSNull(),
-            "sessions": report.sessions.map(AdminJSON.session),
+            "range": .string(period.rawValue), "count": report.count.jsonValue, "durationSeconds": (report.durationMs / 1000).jsonValue,
+            "samples": report.samples.jsonValue, "fromMs": report.fromMs.jsonValue, "toMs": report.toMs.jsonValue,
+            "sessions": .array(report.sessions.map(AdminJSON.session)),
         ]
     }
 
     func startSession(_ body: [UInt8]) async throws -> AdminResponse {
         let object = try Self.jsonObject(body)
-        guard let device = object["device"] as? String, Self.isValidIdentifier(device, maxLength: 64) else {
+        guard let device = object["device"]?.string, Self.isValidIdentifier(device, maxLength: 64) else {
             throw AdminError.badRequest("\"device\" must be a sensor address (1 to 64 letters, digits, ':', '-', '_', '.')")
         }
         let configured = configuration.sensors.first { $0.address.uppercased() == device.uppercased() }
-        guard let userId = (object["userId"] as? String) ?? configured?.userId else {
+        guard let userId = object["userId"]?.string ?? configured?.userId else {
             throw AdminError.badRequest("\"userId\" is required for a sensor that is not configured")
         }
         guard Self.isValidIdentifier(userId, maxLength: 128) else {
@@ -119,8 +118,7 @@ extension AdminAPI {
         guard !object.isEmpty else { throw AdminError.badRequest("expected at least one {\"name\": intensity}") }
         var hazards: [String: Int] = [:]
         for (name, value) in object {
-            guard let number = value as? NSNumber,
-                  let intensity = Int(exactly: number.doubleValue), (0...1_000_000).contains(intensity) else {
+            guard let intensity = value.int, (0...1_000_000).contains(intensity) else {
                 throw AdminError.badRequest("hazard \"\(name)\": the intensity must be a whole number from 0 to 1000000")
             }
             hazards[name] = intensity
@@ -128,18 +126,19 @@ extension AdminAPI {
         return hazards
     }
 
-    func medals(_ query: [String: String]) async throws -> [String: Any] {
+    func medals(_ query: [String: String]) async throws -> JSONValue {
         guard let user = query["user"], Self.isValidIdentifier(user, maxLength: 128) else { throw AdminError.badRequest("?user=ID is required") }
-        let body = try await store.document(try DocumentPaths.medals(userId: user))
-        let earned = (body.flatMap { try? JSONSerialization.jsonObject(with: Data($0)) as? [String: Any] }) ?? [:]
+        let path = try DocumentPaths.medals(userId: user)
+        // An unreadable medals document reads as no medals yet; capture rewrites it on the next session.
+        let earned = try await store.document(path).flatMap { try? JSONValue.object(parsing: $0) } ?? [:]
         var medals: [String: Bool] = [:]
-        for name in Medals.names { medals[name] = (earned[name] as? Bool) ?? false }
-        return ["userId": user, "medals": medals]
+        for name in Medals.names { medals[name] = earned[name]?.bool ?? false }
+        return ["userId": .string(user), "medals": medals.jsonValue]
     }
 
     func document(_ path: String) async throws -> AdminResponse {
         if DocumentPath.isCollectionPath(path) {
-            return .json(200, ["collection": path, "ids": try await store.documentIds(inCollection: path)])
+            return .json(200, ["collection": .string(path), "ids": try await store.documentIds(inCollection: path).jsonValue])
         }
         let documentPath: DocumentPath
         do { documentPath = try DocumentPath(path) } catch { throw AdminError.badRequest("\(error)") }
@@ -147,13 +146,13 @@ extension AdminAPI {
         return AdminResponse(status: 200, body: body)
     }
 
-    static func jsonObject(_ body: [UInt8]) throws -> [String: Any] {
+    static func jsonObject(_ body: [UInt8]) throws -> [String: JSONValue] {
         guard !body.isEmpty else { throw AdminError.badRequest("expected a JSON object body") }
-        let parsed: Any
-        do { parsed = try JSONSerialization.jsonObject(with: Data(body)) } catch {
-            throw AdminError.badRequest("the body is not valid JSON")
+        let parsed: JSONValue
+        do { parsed = try JSONValue(parsing: body) } catch {
+            throw AdminError.badRequest("the body is \(error)")
         }
-        guard let object = parsed as? [String: Any] else { throw AdminError.badRequest("expected a JSON object body") }
+        guard let object = parsed.object else { throw AdminError.badRequest("expected a JSON object body") }
         return object
     }
 

@@ -1,7 +1,8 @@
 import Capture
-import Foundation
+import FoundationEssentials
 import GatewayConfig
 import GyroStore
+import JSON
 import Logging
 
 /// The admin API's routes and handlers, over plain request and response values.
@@ -56,6 +57,7 @@ public struct AdminAPI: Sendable {
             switch error {
             case .unknownSession, .noSessionForDevice: return .error(404, "not_found", error.description)
             case .invalidHazard: return .error(400, "bad_request", error.description)
+            case .unreadableDocument: return .error(500, "store_error", error.description)
             }
         } catch let error as StoreError {
             return .error(500, "store_error", "\(error)")
@@ -73,9 +75,9 @@ public struct AdminAPI: Sendable {
         func match(_ pattern: String...) -> [String]? { Self.match(segments, pattern) }
         if method == "GET", match("metrics") != nil { return try await metrics() }
         if method == "GET", match("v1", "status") != nil { return .json(200, try await status()) }
-        if method == "GET", match("v1", "sensors") != nil { return .json(200, ["sensors": try await sensors()]) }
+        if method == "GET", match("v1", "sensors") != nil { return .json(200, ["sensors": .array(try await sensors())]) }
         if method == "GET", let address = match("v1", "sensors", "*")?[0] {
-            guard let sensor = try await sensors().first(where: { ($0["address"] as? String)?.uppercased() == address.uppercased() }) else {
+            guard let sensor = try await sensors().first(where: { $0["address"]?.string?.uppercased() == address.uppercased() }) else {
                 throw AdminError.notFound("no sensor \(address) is configured or capturing")
             }
             return .json(200, sensor)
@@ -96,7 +98,7 @@ public struct AdminAPI: Sendable {
         }
         if method == "DELETE", let id = match("v1", "sessions", "*")?[0] {
             try await engine.deleteSession(id: id)
-            return .json(200, ["deleted": id])
+            return .json(200, ["deleted": .string(id)])
         }
         if method == "GET", match("v1", "medals") != nil { return .json(200, try await medals(request.query)) }
         if method == "GET", segments.count >= 3, segments[0] == "v1", segments[1] == "documents" {
@@ -106,7 +108,7 @@ public struct AdminAPI: Sendable {
             guard let resync = providers.resync else {
                 throw AdminError(503, "unavailable", "resync needs the MQTT publisher, which is not running in this gateway")
             }
-            return .json(200, ["result": try await resync()])
+            return .json(200, ["result": .string(try await resync())])
         }
         if Self.knownPaths(segments) { throw AdminError(405, "method_not_allowed", "\(method) is not allowed on \(request.path)") }
         throw AdminError.notFound("no endpoint \(method) \(request.path)")
@@ -133,7 +135,7 @@ public struct AdminAPI: Sendable {
         guard path.hasPrefix("/") else { return nil }
         var result: [String] = []
         for raw in path.dropFirst().split(separator: "/", omittingEmptySubsequences: false) {
-            guard let decoded = String(raw).removingPercentEncoding else { return nil }
+            guard let decoded = PercentEncoding.decode(raw) else { return nil }
             result.append(decoded)
         }
         if result.last == "" && result.count > 1 { result.removeLast() }

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import JSON
+import TextTools
 
 #if canImport(Glibc)
 import Glibc
@@ -15,8 +17,11 @@ public struct AdminClient: Sendable {
         public var body: [UInt8]
 
         public var text: String { String(decoding: body, as: UTF8.self) }
-        public func json() -> Any? { try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed]) }
-        public var object: [String: Any] { (json() as? [String: Any]) ?? [:] }
+        /// The body as JSON; an error says what is wrong with it.
+        public func json() throws(JSONError) -> JSONValue { try JSONValue(parsing: body) }
+        /// The body's JSON object, or an empty one when the body is not a JSON object (a
+        /// caller that must tell the difference uses `json()`).
+        public var object: [String: JSONValue] { (try? json())?.object ?? [:] }
     }
 
     public enum Failure: Error, CustomStringConvertible, Sendable {
@@ -46,12 +51,8 @@ public struct AdminClient: Sendable {
         self.timeoutSeconds = timeoutSeconds
     }
 
-    public func request(_ method: String, _ target: String, json body: Any? = nil) throws(Failure) -> Response {
-        var bytes: [UInt8] = []
-        if let body {
-            guard let data = try? JSONSerialization.data(withJSONObject: body) else { throw .io("the request body is not JSON-serialisable") }
-            bytes = [UInt8](data)
-        }
+    public func request(_ method: String, _ target: String, json body: JSONValue? = nil) throws(Failure) -> Response {
+        let bytes = body?.encoded(.compact) ?? []
         var head = "\(method) \(target) HTTP/1.1\r\nHost: gyrogate\r\nConnection: close\r\nContent-Length: \(bytes.count)\r\n"
         if body != nil { head += "Content-Type: application/json\r\n" }
         head += "\r\n"
@@ -119,7 +120,7 @@ public struct AdminClient: Sendable {
         var headers: [String: String] = [:]
         for line in headLines.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmed()
         }
         if (100..<200).contains(status) && status != 101 { return try parse(Array(raw[(end + 4)...])) }  // interim response
         var body = Array(raw[(end + 4)...])

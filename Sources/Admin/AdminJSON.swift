@@ -1,16 +1,16 @@
-import Foundation
 import GyroStore
+import JSON
 
 /// The JSON shapes shared by the API and the CLI.
 public enum AdminJSON {
-    public static func session(_ session: SessionRecord) -> [String: Any] {
+    public static func session(_ session: SessionRecord) -> JSONValue {
         [
-            "id": session.id, "userId": session.userId, "device": session.device, "date": session.localDate,
-            "startMs": session.startMs, "endMs": session.endMs.map { $0 as Any } ?? NSNull(),
-            "durationSeconds": session.durationMs / 1000, "samples": session.samples,
-            "expected": session.expected, "missing": session.expected - session.samples, "open": session.isOpen,
-            "chunks": session.chunkIds.count + session.accelChunkIds.count, "gaps": session.gaps.count,
-            "missingByReason": missingByReason(session.gaps), "hazards": session.hazards,
+            "id": .string(session.id), "userId": .string(session.userId), "device": .string(session.device),
+            "date": .string(session.localDate), "startMs": session.startMs.jsonValue, "endMs": session.endMs.jsonValue,
+            "durationSeconds": (session.durationMs / 1000).jsonValue, "samples": session.samples.jsonValue,
+            "expected": session.expected.jsonValue, "missing": (session.expected - session.samples).jsonValue, "open": .bool(session.isOpen),
+            "chunks": (session.chunkIds.count + session.accelChunkIds.count).jsonValue, "gaps": session.gaps.count.jsonValue,
+            "missingByReason": missingByReason(session.gaps).jsonValue, "hazards": session.hazards.jsonValue,
         ]
     }
 

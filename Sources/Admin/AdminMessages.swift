@@ -1,4 +1,4 @@
-import Foundation
+import JSON
 
 /// One parsed request, as the router sees it: no NIO types, so routing is tested without I/O.
 public struct AdminRequest: Sendable {
@@ -26,8 +26,8 @@ public struct AdminRequest: Sendable {
         var items: [String: String] = [:]
         for pair in text.split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let name = String(parts[0]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(parts[0])
-            let value = parts.count > 1 ? (String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "") : ""
+            let name = PercentEncoding.decode(parts[0].replacing("+", with: " ")) ?? String(parts[0])
+            let value = parts.count > 1 ? (PercentEncoding.decode(parts[1].replacing("+", with: " ")) ?? "") : ""
             items[name] = value
         }
         return items
@@ -49,15 +49,14 @@ public struct AdminResponse: Sendable, Equatable {
         self.body = body
     }
 
-    /// A JSON response from plain values (dictionaries, arrays, strings, numbers, booleans, `NSNull`).
-    public static func json(_ status: Int = 200, _ object: Any) -> AdminResponse {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
-        return AdminResponse(status: status, body: [UInt8](data) + [0x0A])
+    /// A JSON response, keys sorted so that the same answer is the same bytes.
+    public static func json(_ status: Int = 200, _ value: JSONValue) -> AdminResponse {
+        AdminResponse(status: status, body: value.encoded(.sortedKeys) + [0x0A])
     }
 
     /// The error shape of every failure: `{"error":{"code":"...","message":"..."}}`.
     public static func error(_ status: Int, _ code: String, _ message: String) -> AdminResponse {
-        json(status, ["error": ["code": code, "message": message]])
+        json(status, ["error": ["code": .string(code), "message": .string(message)]])
     }
 }
 

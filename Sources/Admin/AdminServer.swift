@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import GatewayConfig
 import Logging
 import NIOConcurrencyHelpers
@@ -6,6 +6,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import ServiceLifecycle
+import TextTools
 
 #if canImport(Glibc)
 import Glibc
@@ -41,7 +42,7 @@ public struct AdminServer: Service {
     /// Binds the socket; the returned channel is the listening one.
     public func bind() async throws -> any Channel {
         let path = settings.socketPath
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = PathText.parent(of: path)
         if !folder.isEmpty && !FileManager.default.fileExists(atPath: folder) {
             try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o750])
         }

@@ -1,5 +1,6 @@
 import CHCISocket
 import Glibc
+import PosixThreads
 import Synchronization
 
 /// The data plane's thread: it reads the HCI transports' descriptors and runs, as a serial
@@ -72,7 +73,7 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
         precondition(piped == 0, "the data plane cannot start without a wake-up pipe (errno \(errno))")
         wakeRead = fds[0]
         wakeWrite = fds[1]
-        let started = LoopThread.start { [self] in self.run() }
+        let started = DetachedThread.start(name: "ble-data-plane") { [self] in self.run() }
         precondition(started, "the data plane's thread could not be created")
     }
 
@@ -277,28 +278,4 @@ private func monotonicNanoseconds() -> UInt64 {
     var spec = timespec()
     clock_gettime(CLOCK_MONOTONIC, &spec)
     return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
-}
-
-/// A detached POSIX thread running one closure.
-private enum LoopThread {
-    final class Box {
-        let body: () -> Void
-        init(_ body: @escaping () -> Void) { self.body = body }
-    }
-
-    static func start(_ body: @escaping () -> Void) -> Bool {
-        let box = Unmanaged.passRetained(Box(body))
-        var thread = pthread_t()
-        let result = pthread_create(&thread, nil, { argument in
-            let box = Unmanaged<Box>.fromOpaque(argument!).takeRetainedValue()
-            box.body()
-            return nil
-        }, box.toOpaque())
-        guard result == 0 else {
-            box.release()
-            return false
-        }
-        pthread_detach(thread)
-        return true
-    }
 }

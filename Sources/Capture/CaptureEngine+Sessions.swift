@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import GyroStore
+import JSON
 
 extension CaptureEngine {
     /// Starts a session for a sensor, or returns the one already open.
@@ -161,9 +162,12 @@ extension CaptureEngine {
 
     func storedMedals(userId: String) async throws -> Medals {
         if let cached = medalCache[userId] { return cached }
-        guard let body = try await store.document(try DocumentPaths.medals(userId: userId)),
-              let object = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else { return Medals() }
-        let medals = Medals(earned: Set(object.compactMap { ($0.value as? Bool) == true ? $0.key : nil }))
+        let path = try DocumentPaths.medals(userId: userId)
+        guard let body = try await store.document(path) else { return Medals() }
+        let document: JSONValue
+        do { document = try JSONValue(parsing: body) } catch { throw CaptureError.unreadableDocument(path: path.description, reason: error.description) }
+        guard let object = document.object else { return Medals() }
+        let medals = Medals(earned: Set(object.compactMap { $0.value.bool == true ? $0.key : nil }))
         medalCache[userId] = medals
         return medals
     }

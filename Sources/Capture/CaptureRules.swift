@@ -60,12 +60,15 @@ public enum CaptureError: Error, CustomStringConvertible, Sendable {
     case unknownSession(String)
     case noSessionForDevice(String)
     case invalidHazard(name: String, reason: String)
+    /// A document the engine reads back (a user's medals) is damaged in the store.
+    case unreadableDocument(path: String, reason: String)
 
     public var description: String {
         switch self {
         case .unknownSession(let id): "capture: there is no session \"\(id)\""
         case .noSessionForDevice(let device): "capture: sensor \(device) has no open session"
         case .invalidHazard(let name, let reason): "capture: hazard \"\(name)\": \(reason)"
+        case .unreadableDocument(let path, let reason): "capture: the stored document \(path) is \(reason); delete it to have it written again"
         }
     }
 }

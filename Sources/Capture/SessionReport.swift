@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import GyroStore
 
 /// Sessions of a calendar period with their totals, as the operator's views show them.

@@ -1,6 +1,6 @@
 import Admin
 import Capture
-import Foundation
+import FoundationEssentials
 import GatewayConfig
 import GyroStore
 import Logging

@@ -1,5 +1,5 @@
-import Foundation
 import GatewayConfig
+import JSON
 import MQTTPublisher
 import Sensors
 
@@ -43,12 +43,12 @@ public struct HomeAssistantDiscovery: Sendable {
     /// `node_id` and `object_id` may only hold `[A-Za-z0-9_-]`.
     static func sanitized(_ text: String) -> String {
         String(text.unicodeScalars.map { scalar in
-            scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar) || scalar == "_" || scalar == "-") ? Character(scalar) : "_"
+            scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "_" || scalar == "-") ? Character(scalar) : "_"
         })
     }
 
     /// `C4:BE:84:00:00:01` → `c4be84000001`.
-    static func addressKey(_ address: String) -> String { sanitized(address.replacingOccurrences(of: ":", with: "").lowercased()) }
+    static func addressKey(_ address: String) -> String { sanitized(address.replacing(":", with: "").lowercased()) }
 
     func sensorNode(_ address: String) -> String { gatewayNode + "_" + Self.addressKey(address) }
 
@@ -65,34 +65,34 @@ public struct HomeAssistantDiscovery: Sendable {
 
     struct Entity {
         var topic: String
-        var payload: [String: Any]
+        var payload: [String: JSONValue]
     }
 
     func entities(sensors: [SensorStatus]) -> [Entity] {
         var result: [Entity] = []
-        let availability: [String: Any] = [
-            "availability_topic": statusTopic, "availability_template": "{{ value_json.state }}",
+        let availability: [String: JSONValue] = [
+            "availability_topic": .string(statusTopic), "availability_template": "{{ value_json.state }}",
             "payload_available": "online", "payload_not_available": "offline",
         ]
-        let origin: [String: Any] = ["name": "gyrogate", "sw_version": version]
-        let gatewayDevice: [String: Any] = [
-            "identifiers": [gatewayNode], "name": "gyrogate \(configuration.gatewayId)", "manufacturer": "gyrogate",
-            "model": "gyrogate gateway", "sw_version": version,
+        let origin: JSONValue = ["name": "gyrogate", "sw_version": .string(version)]
+        let gatewayDevice: JSONValue = [
+            "identifiers": [.string(gatewayNode)], "name": .string("gyrogate \(configuration.gatewayId)"), "manufacturer": "gyrogate",
+            "model": "gyrogate gateway", "sw_version": .string(version),
         ]
 
-        func add(_ component: String, node: String, object: String, device: [String: Any], available: Bool = true, _ fields: [String: Any]) {
+        func add(_ component: String, node: String, object: String, device: JSONValue, available: Bool = true, _ fields: [String: JSONValue]) {
             var payload = fields
-            payload["unique_id"] = node + "_" + object
+            payload["unique_id"] = .string(node + "_" + object)
             payload["device"] = device
             payload["origin"] = origin
-            if payload["state_topic"] == nil { payload["state_topic"] = stateTopic }
+            if payload["state_topic"] == nil { payload["state_topic"] = .string(stateTopic) }
             if available { payload.merge(availability) { own, _ in own } }
             result.append(Entity(topic: "\(prefix)/\(component)/\(node)/\(object)/config", payload: payload))
         }
 
         add("binary_sensor", node: gatewayNode, object: "connectivity", device: gatewayDevice, available: false, [
             "name": "Broker connection", "device_class": "connectivity", "entity_category": "diagnostic",
-            "state_topic": statusTopic, "value_template": "{{ 'ON' if value_json.state == 'online' else 'OFF' }}",
+            "state_topic": .string(statusTopic), "value_template": "{{ 'ON' if value_json.state == 'online' else 'OFF' }}",
             "payload_on": "ON", "payload_off": "OFF",
         ])
         add("sensor", node: gatewayNode, object: "outbox_depth", device: gatewayDevice, [
@@ -111,30 +111,30 @@ public struct HomeAssistantDiscovery: Sendable {
         for sensor in configuration.sensors {
             let node = sensorNode(sensor.address)
             let status = sensors.first { $0.address.uppercased() == sensor.address.uppercased() }
-            var device: [String: Any] = [
-                "identifiers": [node], "name": sensor.name, "manufacturer": "MbientLab", "model": status?.model ?? "MetaWear",
-                "serial_number": sensor.address, "via_device": gatewayNode,
+            var device: [String: JSONValue] = [
+                "identifiers": [.string(node)], "name": .string(sensor.name), "manufacturer": "MbientLab",
+                "model": .string(status?.model ?? "MetaWear"), "serial_number": .string(sensor.address), "via_device": .string(gatewayNode),
             ]
-            if let firmware = status?.firmware { device["sw_version"] = firmware }
+            if let firmware = status?.firmware { device["sw_version"] = .string(firmware) }
             // The address is six hex pairs (validated), safe inside a quoted template key.
             let value = "value_json.sensors['\(sensor.address)']"
-            add("sensor", node: node, object: "state", device: device, [
-                "name": "State", "value_template": "{{ \(value).state }}", "device_class": "enum",
-                "options": SensorState.allCases.map(\.rawValue), "icon": "mdi:bluetooth-connect",
+            add("sensor", node: node, object: "state", device: .object(device), [
+                "name": "State", "value_template": .string("{{ \(value).state }}"), "device_class": "enum",
+                "options": SensorState.allCases.map(\.rawValue).jsonValue, "icon": "mdi:bluetooth-connect",
             ])
-            add("sensor", node: node, object: "battery", device: device, [
-                "name": "Battery", "value_template": "{{ \(value).battery }}", "device_class": "battery",
+            add("sensor", node: node, object: "battery", device: .object(device), [
+                "name": "Battery", "value_template": .string("{{ \(value).battery }}"), "device_class": "battery",
                 "unit_of_measurement": "%", "state_class": "measurement", "entity_category": "diagnostic",
             ])
-            add("sensor", node: node, object: "samples_received", device: device, [
-                "name": "Samples received", "value_template": "{{ \(value).samples_received }}", "unit_of_measurement": "samples",
+            add("sensor", node: node, object: "samples_received", device: .object(device), [
+                "name": "Samples received", "value_template": .string("{{ \(value).samples_received }}"), "unit_of_measurement": "samples",
                 "state_class": "total_increasing", "icon": "mdi:counter",
             ])
-            add("sensor", node: node, object: "gaps", device: device, [
-                "name": "Gaps", "value_template": "{{ \(value).gaps }}", "state_class": "total_increasing", "icon": "mdi:timeline-alert",
+            add("sensor", node: node, object: "gaps", device: .object(device), [
+                "name": "Gaps", "value_template": .string("{{ \(value).gaps }}"), "state_class": "total_increasing", "icon": "mdi:timeline-alert",
             ])
-            add("binary_sensor", node: node, object: "session_open", device: device, [
-                "name": "Session", "device_class": "running", "value_template": "{{ 'ON' if \(value).session_open else 'OFF' }}",
+            add("binary_sensor", node: node, object: "session_open", device: .object(device), [
+                "name": "Session", "device_class": "running", "value_template": .string("{{ 'ON' if \(value).session_open else 'OFF' }}"),
                 "payload_on": "ON", "payload_off": "OFF",
             ])
         }
@@ -167,31 +167,31 @@ public struct HomeAssistantDiscovery: Sendable {
     /// supervisor is not running (no controller yet) is `stopped`; unknown values are null,
     /// which Home Assistant's templates render as "None", i.e. unknown.
     public func state(_ snapshot: Snapshot) -> [UInt8] {
-        var sensors: [String: Any] = [:]
+        var sensors: [String: JSONValue] = [:]
         for sensor in configuration.sensors {
             let status = snapshot.sensors.first { $0.address.uppercased() == sensor.address.uppercased() }
             sensors[sensor.address] = [
-                "name": sensor.name,
-                "state": (status?.state ?? .stopped).rawValue,
-                "battery": status?.batteryPercent.map { $0 as Any } ?? NSNull(),
-                "samples_received": status?.samplesReceived ?? 0,
-                "gaps": status?.gaps ?? 0,
-                "session_open": snapshot.openSessions.contains(sensor.address.uppercased()),
-            ] as [String: Any]
+                "name": .string(sensor.name),
+                "state": .string((status?.state ?? .stopped).rawValue),
+                "battery": (status?.batteryPercent).jsonValue,
+                "samples_received": (status?.samplesReceived ?? 0).jsonValue,
+                "gaps": (status?.gaps ?? 0).jsonValue,
+                "session_open": .bool(snapshot.openSessions.contains(sensor.address.uppercased())),
+            ]
         }
         let percent = snapshot.storeMaxBytes > 0 ? (Double(snapshot.storeUsedBytes) * 1000 / Double(snapshot.storeMaxBytes)).rounded() / 10 : 0
         return Self.json([
-            "outbox_depth": snapshot.outboxDepth,
-            "store_used_bytes": snapshot.storeUsedBytes,
-            "store_max_bytes": snapshot.storeMaxBytes,
-            "store_used_percent": percent,
-            "samples_per_second": snapshot.samplesPerSecond.map { ($0 * 10).rounded() / 10 as Any } ?? NSNull(),
-            "sensors": sensors,
+            "outbox_depth": snapshot.outboxDepth.jsonValue,
+            "store_used_bytes": snapshot.storeUsedBytes.jsonValue,
+            "store_max_bytes": snapshot.storeMaxBytes.jsonValue,
+            "store_used_percent": .number(percent),
+            "samples_per_second": snapshot.samplesPerSecond.map { ($0 * 10).rounded() / 10 }.jsonValue,
+            "sensors": .object(sensors),
         ])
     }
 
     /// Sorted keys: the same document gives the same bytes, so a change is seen by comparing them.
-    static func json(_ object: [String: Any]) -> [UInt8] {
-        (try? [UInt8](JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))) ?? Array("{}".utf8)
+    static func json(_ object: [String: JSONValue]) -> [UInt8] {
+        JSONValue.object(object).encoded([.sortedKeys, .withoutEscapingSlashes])
     }
 }

@@ -1,7 +1,8 @@
 import Capture
-import Foundation
+import FoundationEssentials
 import GatewayConfig
 import GyroStore
+import JSON
 import Logging
 import MQTTPublisher
 import Sensors
@@ -186,7 +187,8 @@ struct TopicLedger {
 
     func load() -> Set<String> {
         guard let data = FileManager.default.contents(atPath: path) else { return [] }
-        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any], let topics = object["topics"] as? [String] else {
+        guard let items = (try? JSONValue(parsing: data))?["topics"]?.array, case let topics = items.compactMap(\.string),
+              topics.count == items.count else {
             logger.warning("unreadable list of Home Assistant topics; ignored", metadata: ["path": "\(path)"])
             return []
         }
@@ -195,8 +197,8 @@ struct TopicLedger {
 
     func save(_ topics: Set<String>) {
         do {
-            let data = try JSONSerialization.data(withJSONObject: ["topics": topics.sorted()], options: [.sortedKeys, .withoutEscapingSlashes])
-            try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+            let document: JSONValue = ["topics": topics.jsonValue]
+            try Data(document.encoded([.sortedKeys, .withoutEscapingSlashes])).write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {
             logger.error("cannot write the list of Home Assistant topics; a sensor removed later may keep its entities",
                          metadata: ["path": "\(path)", "error": "\(error)"])

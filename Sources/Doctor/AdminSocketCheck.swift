@@ -1,7 +1,8 @@
 import Admin
-import Foundation
+import FoundationEssentials
 import GatewayConfig
 import Glibc
+import TextTools
 
 /// The admin socket can be created where configured (its directory exists or can be created,
 /// and is writable; nothing but a socket is in the way), its group exists and can be given,
@@ -9,7 +10,8 @@ import Glibc
 enum AdminSocketCheck {
     static func run(_ settings: AdminSettings) -> [CheckResult] {
         let path = settings.socketPath
-        let folder = (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent
+        let parent = PathText.parent(of: path)
+        let folder = parent.isEmpty ? "." : parent
         var notes: [String] = []
         switch DirectoryProbe.check(folder) {
         case .writable: notes.append("\(folder) is writable")

@@ -1,5 +1,5 @@
 import Daemon
-import Foundation
+import FoundationEssentials
 import GatewayConfig
 import Logging
 import MQTTPublisher
@@ -58,6 +58,6 @@ enum BrokerCheck {
     }
 
     private static func jsonEscaped(_ text: String) -> String {
-        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+        text.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"")
     }
 }

@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import GatewayConfig
+import TextTools
 
 /// The HCI user channel needs CAP_NET_ADMIN (and CAP_NET_RAW for the raw HCI socket); the
 /// other transports need no capability.
@@ -13,7 +14,7 @@ enum CapabilityCheck {
         }
         let text: String
         do { text = try String(contentsOfFile: statusPath, encoding: .utf8) } catch {
-            return .problem("capabilities", .capabilitiesUnknown(reason: "cannot read \(statusPath): \((error as NSError).localizedDescription)"))
+            return .problem("capabilities", .capabilitiesUnknown(reason: "cannot read \(statusPath): \(DirectoryProbe.errorText(error))"))
         }
         guard let effective = effectiveCapabilities(in: text) else {
             return .problem("capabilities", .capabilitiesUnknown(reason: "no CapEff line in \(statusPath)"))
@@ -28,7 +29,7 @@ enum CapabilityCheck {
     /// The `CapEff:` mask of a `/proc/PID/status` text.
     static func effectiveCapabilities(in status: String) -> UInt64? {
         for line in status.split(separator: "\n") where line.hasPrefix("CapEff:") {
-            return UInt64(line.dropFirst("CapEff:".count).trimmingCharacters(in: .whitespaces), radix: 16)
+            return UInt64(line.dropFirst("CapEff:".count).trimmed(), radix: 16)
         }
         return nil
     }

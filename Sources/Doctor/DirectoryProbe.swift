@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import Glibc
+import TextTools
 
 /// Whether the gateway can write in a directory, found by writing there: `access(2)` says yes
 /// to root on a read-only filesystem and ignores ACLs, a probe file does not.
@@ -26,9 +27,9 @@ enum DirectoryProbe {
         let code = errno
         guard code == ENOENT || code == ENOTDIR else { return .notWritable(reason: errorText(code)) }
         // The nearest existing ancestor decides whether the directory can be created.
-        var ancestor = (path as NSString).deletingLastPathComponent
+        var ancestor = PathText.parent(of: path)
         while !ancestor.isEmpty, stat(ancestor, &info) != 0 {
-            let parent = (ancestor as NSString).deletingLastPathComponent
+            let parent = PathText.parent(of: ancestor)
             if parent == ancestor { break }
             ancestor = parent
         }
@@ -42,7 +43,7 @@ enum DirectoryProbe {
 
     /// Creates, fsyncs and deletes a probe file in `directory`; returns why that failed.
     static func writeProbe(in directory: String) -> String? {
-        let path = (directory as NSString).appendingPathComponent(".gyrogate-doctor-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        let path = PathText.appending(".gyrogate-doctor-\(getpid())-\(UInt32.random(in: 0...UInt32.max))", to: directory)
         let descriptor = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { return "create \(path): \(errorText(errno))" }
         defer { unlink(path) }
@@ -59,5 +60,12 @@ enum DirectoryProbe {
 
     static func errorText(_ code: Int32) -> String {
         "\(String(cString: strerror(code))) (errno \(code))"
+    }
+
+    /// A file operation's error as `errorText` words it, when it carries an errno.
+    static func errorText(_ error: any Error) -> String {
+        if let error = error as? CocoaError, let posix = error.underlying as? POSIXError { return errorText(posix.code.rawValue) }
+        if let posix = error as? POSIXError { return errorText(posix.code.rawValue) }
+        return "\(error)"
     }
 }

@@ -1,7 +1,8 @@
-import Foundation
+import FoundationEssentials
 import GatewayConfig
 import Glibc
 import GyroStore
+import TextTools
 
 /// The data directory is writable (`data directory`) and its filesystem has room for the store
 /// to grow to `retention.maxStoreBytes` (`disk space`).
@@ -45,7 +46,7 @@ enum StorageCheck {
 
     /// The store file with its WAL and shared-memory files.
     static func storeBytes(_ directory: String) -> Int64 {
-        let base = (directory as NSString).appendingPathComponent(GyroStore.fileName)
+        let base = PathText.appending(GyroStore.fileName, to: directory)
         return [base, base + "-wal", base + "-shm"].reduce(0) { total, file in
             var info = stat()
             return stat(file, &info) == 0 ? total + Int64(info.st_size) : total

@@ -1,5 +1,5 @@
 import BLEHost
-import Foundation
+import FoundationEssentials
 import GatewayConfig
 import Glibc
 import Logging
@@ -64,7 +64,7 @@ enum TransportCheck {
         return entries.contains { entry in
             guard entry.allSatisfy(\.isNumber),
                   let comm = try? String(contentsOfFile: "/proc/\(entry)/comm", encoding: .utf8) else { return false }
-            return comm.trimmingCharacters(in: .whitespacesAndNewlines) == name
+            return comm.trimmed() == name
         }
     }
 }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import TextTools
 
 extension ConfigTreeReader {
     func bluetooth(_ top: ObjectReader) -> BluetoothSettings {
@@ -114,7 +115,7 @@ extension ConfigTreeReader {
         var password: Secret?
         if let file = existingFile(section, "passwordFile", required: false),
            let text = try? String(contentsOfFile: file, encoding: .utf8) {
-            password = Secret(text.trimmingCharacters(in: .newlines))
+            password = Secret(text.trimmed(where: \.isNewline))
         } else if let fromEnvironment = environment[GatewayConfiguration.passwordVariable] {
             password = Secret(fromEnvironment)
         }

@@ -1,3 +1,5 @@
+import JSON
+
 /// Collects problems while a configuration tree is read.
 final class ProblemSink {
     private(set) var problems: [ConfigProblem] = []

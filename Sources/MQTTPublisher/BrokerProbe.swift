@@ -1,5 +1,7 @@
 import CMosquitto
-import Foundation
+import FoundationEssentials
+import Glibc
+import PosixThreads
 
 /// One short-lived test connection to the broker, for `gyrogate doctor`: connect with the
 /// publisher's credentials and TLS files, publish one QoS 1 non-retained message, wait for its
@@ -34,11 +36,12 @@ public enum BrokerProbe {
     public static func run(_ configuration: PublisherConfiguration, clientId: String, topic: String, payload: [UInt8],
                            timeout: Duration = .seconds(10)) async -> Outcome {
         await withCheckedContinuation { continuation in
-            let thread = Thread {
+            let started = DetachedThread.start(name: "mqtt-probe") {
                 continuation.resume(returning: runBlocking(configuration, clientId: clientId, topic: topic, payload: payload, timeout: timeout))
             }
-            thread.name = "mqtt-probe"
-            thread.start()
+            if !started {
+                continuation.resume(returning: .connectFailed(MQTTError(kind: .refused, message: "no thread for the probe (EAGAIN)", code: -1)))
+            }
         }
     }
 

@@ -1,5 +1,5 @@
 import CMosquitto
-import Foundation
+import PosixThreads
 import GyroStore
 
 /// One connection's publishes in flight, shared by three parties: the store's reader thread
@@ -30,7 +30,7 @@ import GyroStore
 /// All state is behind one lock, held while calling `mosquitto_publish`, so a PUBACK can never
 /// be handled before its message id is recorded. Lock order: libmosquitto's callback mutex,
 /// then this one, then libmosquitto's message and packet mutexes (its publish calls). The lock
-/// is a pthread one (`NSCondition`, whose condition the feeder waits on), not the standard
+/// is a pthread one (`PosixCondition`, whose condition the feeder waits on), not the standard
 /// library's `Mutex`: on Linux that one is built on futexes that ThreadSanitizer cannot see,
 /// and a TSan run of the publisher's tests reported every access under it as a race.
 final class DeliveryWindow: @unchecked Sendable {
@@ -109,7 +109,7 @@ final class DeliveryWindow: @unchecked Sendable {
     }
 
     /// Guards `state`; the feeder waits on it for room.
-    private let condition = NSCondition()
+    private let condition = PosixCondition()
     private var state = State()
     /// libmosquitto's publish calls are thread-safe (`mosquitto_threaded_set`).
     private let handle: OpaquePointer
@@ -153,7 +153,7 @@ final class DeliveryWindow: @unchecked Sendable {
         defer { condition.unlock() }
         let small = row.payload.count <= Self.queueBelowBytes
         if !(state.windowed < capacity && state.queued == 0) && !(small && state.queued < capacity) {
-            let deadline = Date().addingTimeInterval(Double(patience.components.seconds) + Double(patience.components.attoseconds) / 1e18)
+            let deadline = PosixCondition.Deadline.after(patience)
             // A small row waits until the queue is half empty: one wake-up per several PUBACKs.
             while !state.halted, state.feedEpoch == epoch,
                   small ? state.queued > capacity / 2 : state.windowed >= capacity || state.queued > 0 {

@@ -1,5 +1,5 @@
 import CMosquitto
-import Foundation
+import Glibc
 
 /// Why the publisher is not (or no longer) connected, with the broker's or libmosquitto's
 /// own words. Never carries the password.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Messages outside the outbox, on the publisher's connection: state that is re-sent by its
 /// owner rather than stored (Home Assistant discovery and state documents).

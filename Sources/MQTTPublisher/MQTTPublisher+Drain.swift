@@ -1,6 +1,7 @@
 import CMosquitto
-import Foundation
+import FoundationEssentials
 import GyroStore
+import JSON
 
 extension MQTTPublisher {
     var pageSize: Int { configuration.pageSize }
@@ -212,7 +213,7 @@ enum MessageProperties {
 
     /// `messageExpirySeconds` from an outbox row's properties JSON, if any.
     static func expiry(_ json: String?) -> UInt32? {
-        guard let json, let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] else { return nil }
-        return (object["messageExpirySeconds"] as? NSNumber).map { $0.uint32Value }
+        guard let json, let properties = try? JSONValue(parsing: json.utf8) else { return nil }
+        return properties["messageExpirySeconds"]?.int64.flatMap { UInt32(exactly: $0) }
     }
 }

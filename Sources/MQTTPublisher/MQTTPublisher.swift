@@ -28,7 +28,7 @@
 // - A broker session that is new (CONNACK session-present = 0) lost our retained documents
 //   (or is a fresh broker): they are re-asserted from `store.retainedDocuments()` first.
 import CMosquitto
-import Foundation
+import FoundationEssentials
 import GyroStore
 import Logging
 

@@ -1,5 +1,8 @@
 import CMosquitto
-import Foundation
+import Dispatch
+import Glibc
+import PosixThreads
+import Synchronization
 
 /// One libmosquitto handle for one connection attempt; a reconnect makes a new one.
 ///
@@ -38,8 +41,7 @@ final class MosquittoConnection: @unchecked Sendable {
     let generation: Int
     /// Entered while the connection's thread runs.
     private let running = DispatchGroup()
-    private let lock = NSLock()
-    private var closing = false
+    private let closing = Mutex(false)
 
     init?(configuration: PublisherConfiguration, v5: Bool, generation: Int, continuation: AsyncStream<MQTTEvent>.Continuation) {
         _ = Self.libraryReady
@@ -123,7 +125,7 @@ final class MosquittoConnection: @unchecked Sendable {
     /// came. Running `mosquitto_loop` here (with `mosquitto_threaded_set`) reports every end.
     func open(_ configuration: PublisherConfiguration) {
         running.enter()
-        let thread = Thread { [self] in
+        let started = DetachedThread.start(name: "mqtt-\(generation)") { [self] in
             defer { running.leave() }
             var properties: OpaquePointer?
             if v5 { mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), configuration.sessionExpirySeconds) }
@@ -149,17 +151,20 @@ final class MosquittoConnection: @unchecked Sendable {
                 }
             }
         }
-        thread.name = "mqtt-\(generation)"
-        thread.start()
+        if !started {
+            running.leave()
+            let events = context.takeUnretainedValue().continuation
+            events.yield(.openFailed(generation: generation, error: .call(Int32(MOSQ_ERR_ERRNO.rawValue), errno: EAGAIN)))
+        }
     }
 
-    private var isClosing: Bool { lock.withLock { closing } }
+    private var isClosing: Bool { closing.withLock { $0 } }
 
     /// Sends DISCONNECT if connected (so the broker does not send the will), waits for the
     /// connection's thread to end and frees the handle. Blocking: call it off the actor
     /// (see `closeInBackground`).
     func close() {
-        let first: Bool = lock.withLock {
+        let first: Bool = closing.withLock { closing in
             defer { closing = true }
             return !closing
         }
@@ -172,11 +177,14 @@ final class MosquittoConnection: @unchecked Sendable {
 
     /// `close()` on a thread of its own; `done` runs after.
     func closeInBackground(_ done: @escaping @Sendable () -> Void = {}) {
-        let thread = Thread { [self] in
+        let started = DetachedThread.start(name: "mqtt-close") { [self] in
             close()
             done()
         }
-        thread.name = "mqtt-close"
-        thread.start()
+        // Without a thread of its own, close here: blocking the caller beats leaking the handle.
+        if !started {
+            close()
+            done()
+        }
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A snapshot of the publisher for the admin API and tests.
 public struct PublisherStatus: Sendable, Equatable, Codable {

@@ -1,7 +1,8 @@
 import Admin
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import GatewayConfig
+import JSON
 
 /// Exit codes of the commands that talk to the daemon (sysexits.h).
 enum AdminExit {
@@ -37,7 +38,7 @@ func resolveSocketPath(socket: String?, config: String?) throws -> String {
 
 /// Sends one request and returns the response when it is a success; otherwise prints why and
 /// exits with a distinct code.
-func call(_ client: AdminClient, _ method: String, _ target: String, json body: Any? = nil) throws -> AdminClient.Response {
+func call(_ client: AdminClient, _ method: String, _ target: String, json body: JSONValue? = nil) throws -> AdminClient.Response {
     var standardError = StandardError()
     let response: AdminClient.Response
     do { response = try client.request(method, target, json: body) } catch {
@@ -49,8 +50,8 @@ func call(_ client: AdminClient, _ method: String, _ target: String, json body: 
         }
     }
     guard (200..<300).contains(response.status) else {
-        let error = response.object["error"] as? [String: Any]
-        print("gyrogate: \(response.status) \(error?["code"] as? String ?? ""): \(error?["message"] as? String ?? response.text)", to: &standardError)
+        let error = response.object["error"]
+        print("gyrogate: \(response.status) \(error?["code"]?.string ?? ""): \(error?["message"]?.string ?? response.text)", to: &standardError)
         throw ExitCode(AdminExit.requestFailed)
     }
     return response
@@ -61,11 +62,17 @@ func printResponse(_ response: AdminClient.Response) {
 }
 
 func percentEncoded(_ text: String) -> String {
-    text.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "?&=#+"))) ?? text
+    PercentEncoding.encode(text, allowing: PercentEncoding.pathAllowed)
 }
 
 func percentEncodedQuery(_ text: String) -> String {
-    text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~:@"))) ?? text
+    PercentEncoding.encode(text, allowing: PercentEncoding.queryAllowed)
+}
+
+/// A field of the daemon's answer as a table shows it; `fallback` when it is missing or null.
+func cell(_ value: JSONValue?, _ fallback: String = "?") -> String {
+    guard let value, !value.isNull else { return fallback }
+    return value.text
 }
 
 struct Status: AsyncParsableCommand {
@@ -76,42 +83,40 @@ struct Status: AsyncParsableCommand {
     func run() async throws {
         let response = try call(try socket.client(), "GET", "/v1/status")
         if socket.json { return printResponse(response) }
-        let status = response.object
-        let radio = status["radio"] as? [String: Any] ?? [:], broker = status["broker"] as? [String: Any] ?? [:]
-        let outbox = status["outbox"] as? [String: Any] ?? [:], store = status["store"] as? [String: Any] ?? [:]
-        let capture = status["capture"] as? [String: Any] ?? [:]
+        let status = JSONValue.object(response.object)
+        let radio = status["radio"], broker = status["broker"], outbox = status["outbox"], capture = status["capture"]
         var table = Table(headers: ["", ""])
         table.rows = [
-            ["gateway", "\(status["gatewayId"] ?? "?") (version \(status["version"] ?? "?"))"],
-            ["uptime", formatDuration(ms: ((status["uptimeSeconds"] as? Double) ?? 0) * 1000)],
-            ["radio", "\(radio["transport"] ?? "?"), controller \(radio["controller"] ?? "?")"],
-            ["broker", "\(broker["host"] ?? "?"):\(broker["port"] ?? "?"), \(broker["state"] ?? "?")"],
-            ["outbox", "\(outbox["depth"] ?? 0) messages, \(outbox["bytes"] ?? 0) bytes, oldest \(outbox["oldestAgeSeconds"].flatMap { $0 as? Double }.map { "\(Int($0)) s" } ?? "-")"],
-            ["parked", (outbox["parked"] as? Int ?? 0) == 0 ? "none" : "\(outbox["parked"] ?? 0) refused by the broker (\(outbox["lastParkedReason"] ?? "")); `gyrogate resync` retries them"],
-            ["store", storeLine(store)],
-            ["capture", "\(capture["committedSamples"] ?? 0) samples, \(capture["missingSamples"] ?? 0) missing, \(capture["commits"] ?? 0) commits"],
+            ["gateway", "\(cell(status["gatewayId"])) (version \(cell(status["version"])))"],
+            ["uptime", formatDuration(ms: (status["uptimeSeconds"]?.double ?? 0) * 1000)],
+            ["radio", "\(cell(radio?["transport"])), controller \(cell(radio?["controller"]))"],
+            ["broker", "\(cell(broker?["host"])):\(cell(broker?["port"])), \(cell(broker?["state"]))"],
+            ["outbox", "\(cell(outbox?["depth"], "0")) messages, \(cell(outbox?["bytes"], "0")) bytes, oldest \(outbox?["oldestAgeSeconds"]?.double.flatMap { Int(exactly: $0.rounded(.towardZero)) }.map { "\($0) s" } ?? "-")"],
+            ["parked", (outbox?["parked"]?.int ?? 0) == 0 ? "none" : "\(cell(outbox?["parked"], "0")) refused by the broker (\(cell(outbox?["lastParkedReason"], ""))); `gyrogate resync` retries them"],
+            ["store", storeLine(status["store"] ?? [:])],
+            ["capture", "\(cell(capture?["committedSamples"], "0")) samples, \(cell(capture?["missingSamples"], "0")) missing, \(cell(capture?["commits"], "0")) commits"],
         ]
         print(table.render().split(separator: "\n", omittingEmptySubsequences: false).dropFirst().joined(separator: "\n"))
         print("")
-        printSensors(status["sensors"] as? [[String: Any]] ?? [])
+        printSensors(status["sensors"]?.array ?? [])
     }
 }
 
 /// "full (since …, N samples not kept): reason" when the disk is full, the sizes otherwise.
-func storeLine(_ store: [String: Any]) -> String {
-    let sizes = "\(store["usedBytes"] ?? 0) of \(store["workingLimitBytes"] ?? store["maxBytes"] ?? 0) bytes, "
-        + "\(store["evictedUnpublishedChunks"] ?? 0) unpublished chunks evicted"
-    guard store["state"] as? String == "full" else { return sizes }
-    let since = (store["fullSinceMs"] as? Double).map { formatDuration(ms: Date().timeIntervalSince1970 * 1000 - $0) } ?? "?"
-    return "FULL for \(since), \(store["notKeptSamples"] ?? 0) samples not kept, \(store["diskFreeBytes"] ?? "?") bytes free; \(sizes)"
+func storeLine(_ store: JSONValue) -> String {
+    let sizes = "\(cell(store["usedBytes"], "0")) of \(cell(store["workingLimitBytes"] ?? store["maxBytes"], "0")) bytes, "
+        + "\(cell(store["evictedUnpublishedChunks"], "0")) unpublished chunks evicted"
+    guard store["state"]?.string == "full" else { return sizes }
+    let since = store["fullSinceMs"]?.double.map { formatDuration(ms: Date().timeIntervalSince1970 * 1000 - $0) } ?? "?"
+    return "FULL for \(since), \(cell(store["notKeptSamples"], "0")) samples not kept, \(cell(store["diskFreeBytes"])) bytes free; \(sizes)"
 }
 
-func printSensors(_ sensors: [[String: Any]]) {
+func printSensors(_ sensors: [JSONValue]) {
     var table = Table(headers: ["SENSOR", "NAME", "USER", "CONNECTION", "SESSION", "SAMPLES"])
     for sensor in sensors {
-        let session = sensor["session"] as? [String: Any]
-        table.rows.append([sensor["address"] as? String ?? "?", sensor["name"] as? String ?? "-", sensor["userId"] as? String ?? "-",
-                           sensor["connection"] as? String ?? "-", session?["id"] as? String ?? "-", session.map { "\($0["samples"] ?? 0)" } ?? "-"])
+        let session = sensor["session"]?.object.map(JSONValue.object)
+        table.rows.append([sensor["address"]?.string ?? "?", sensor["name"]?.string ?? "-", sensor["userId"]?.string ?? "-",
+                           sensor["connection"]?.string ?? "-", session?["id"]?.string ?? "-", session.map { cell($0["samples"], "0") } ?? "-"])
     }
     print(table.render())
 }
@@ -128,7 +133,7 @@ struct Sensors: AsyncParsableCommand {
         let target = address.map { "/v1/sensors/\(percentEncoded($0))" } ?? "/v1/sensors"
         let response = try call(try socket.client(), "GET", target)
         if socket.json { return printResponse(response) }
-        printSensors(address == nil ? (response.object["sensors"] as? [[String: Any]] ?? []) : [response.object])
+        printSensors(address == nil ? (response.object["sensors"]?.array ?? []) : [.object(response.object)])
     }
 }
 
@@ -140,7 +145,7 @@ struct Resync: AsyncParsableCommand {
     func run() async throws {
         let response = try call(try socket.client(), "POST", "/v1/resync")
         if socket.json { return printResponse(response) }
-        print(response.object["result"] as? String ?? response.text)
+        print(response.object["result"]?.string ?? response.text)
     }
 }
 
@@ -155,9 +160,9 @@ struct Session: AsyncParsableCommand {
         @OptionGroup var socket: SocketOptions
 
         func run() async throws {
-            var body: [String: Any] = ["device": device]
-            if let user { body["userId"] = user }
-            printSession(try call(try socket.client(), "POST", "/v1/sessions", json: body), json: socket.json)
+            var body: [String: JSONValue] = ["device": .string(device)]
+            if let user { body["userId"] = .string(user) }
+            printSession(try call(try socket.client(), "POST", "/v1/sessions", json: .object(body)), json: socket.json)
         }
     }
 
@@ -185,7 +190,7 @@ struct Session: AsyncParsableCommand {
                 body[String(parts[0])] = intensity
             }
             guard !body.isEmpty else { throw ValidationError("give at least one NAME=INTENSITY") }
-            printSession(try call(try socket.client(), "POST", "/v1/sessions/\(percentEncoded(id))/hazards", json: body), json: socket.json)
+            printSession(try call(try socket.client(), "POST", "/v1/sessions/\(percentEncoded(id))/hazards", json: body.jsonValue), json: socket.json)
         }
     }
 
@@ -206,9 +211,9 @@ func printSession(_ response: AdminClient.Response, json: Bool) {
     if json { return printResponse(response) }
     let session = response.object
     var table = Table(headers: ["SESSION", "USER", "DEVICE", "DURATION", "SAMPLES", "HAZARDS", "STATE"])
-    let hazards = (session["hazards"] as? [String: Any] ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
-    table.rows.append([session["id"] as? String ?? "?", session["userId"] as? String ?? "?", session["device"] as? String ?? "?",
-                       formatDuration(ms: ((session["durationSeconds"] as? Double) ?? 0) * 1000), "\(session["samples"] ?? 0)",
-                       hazards.isEmpty ? "-" : hazards, (session["open"] as? Bool) == true ? "open" : "closed"])
+    let hazards = (session["hazards"]?.object ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.text)" }.joined(separator: ",")
+    table.rows.append([session["id"]?.string ?? "?", session["userId"]?.string ?? "?", session["device"]?.string ?? "?",
+                       formatDuration(ms: (session["durationSeconds"]?.double ?? 0) * 1000), cell(session["samples"], "0"),
+                       hazards.isEmpty ? "-" : hazards, session["open"]?.bool == true ? "open" : "closed"])
     print(table.render())
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import BLEHost
 import BluetoothWire
 import GatewayConfig
+import JSON
 import Logging
 
 struct Scan: AsyncParsableCommand {
@@ -51,12 +52,12 @@ struct Scan: AsyncParsableCommand {
             throw ExitCode(69)
         }
         if json {
-            try printJSON(found.map { advertisement -> [String: Any] in
-                ["address": "\(advertisement.address)", "addressType": advertisement.addressType == .public ? "public" : "random",
-                 "name": advertisement.name as Any, "rssi": Int(advertisement.rssi),
-                 "connectable": advertisement.isConnectable, "configured": known.contains(advertisement.address),
-                 "metawear": advertisement.serviceUUIDs.contains(Advertisement.metaWearServiceUUID)]
-            })
+            printJSON(.array(found.map { advertisement in
+                ["address": .string("\(advertisement.address)"), "addressType": advertisement.addressType == .public ? "public" : "random",
+                 "name": advertisement.name.jsonValue, "rssi": Int(advertisement.rssi).jsonValue,
+                 "connectable": .bool(advertisement.isConnectable), "configured": .bool(known.contains(advertisement.address)),
+                 "metawear": .bool(advertisement.serviceUUIDs.contains(Advertisement.metaWearServiceUUID))]
+            }))
             return
         }
         if found.isEmpty {

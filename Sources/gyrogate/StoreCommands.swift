@@ -4,6 +4,7 @@ import Capture
 import Foundation
 import GatewayConfig
 import GyroStore
+import JSON
 import Logging
 
 /// Where the offline commands find the store: `--data-dir`, or the one a configuration names.
@@ -66,21 +67,21 @@ struct Sessions: AsyncParsableCommand {
             if location.json { return printResponse(response) }
             let report = response.object
             var table = Table(headers: ["SESSION", "USER", "DEVICE", "DATE", "DURATION", "SAMPLES", "MISSING", "STATE"])
-            for session in report["sessions"] as? [[String: Any]] ?? [] {
-                table.rows.append([session["id"] as? String ?? "?", session["userId"] as? String ?? "?", session["device"] as? String ?? "?",
-                                   session["date"] as? String ?? "?", formatDuration(ms: ((session["durationSeconds"] as? Double) ?? 0) * 1000),
-                                   "\(session["samples"] ?? 0)", "\(session["missing"] ?? 0)", (session["open"] as? Bool) == true ? "open" : "closed"])
+            for session in report["sessions"]?.array ?? [] {
+                table.rows.append([session["id"]?.string ?? "?", session["userId"]?.string ?? "?", session["device"]?.string ?? "?",
+                                   session["date"]?.string ?? "?", formatDuration(ms: (session["durationSeconds"]?.double ?? 0) * 1000),
+                                   cell(session["samples"], "0"), cell(session["missing"], "0"), session["open"]?.bool == true ? "open" : "closed"])
             }
             print(table.render())
-            print("\(report["count"] ?? 0) sessions, \(formatDuration(ms: ((report["durationSeconds"] as? Double) ?? 0) * 1000)), \(report["samples"] ?? 0) samples (\(period.rawValue))")
+            print("\(cell(report["count"], "0")) sessions, \(formatDuration(ms: (report["durationSeconds"]?.double ?? 0) * 1000)), \(cell(report["samples"], "0")) samples (\(period.rawValue))")
             return
         }
         let (store, calendar) = try location.open()
         let report = try await SessionReport.load(from: store, period: period, userId: user, calendar: calendar)
         if location.json {
-            try printJSON([
-                "range": period.rawValue, "count": report.count, "durationSeconds": report.durationMs / 1000, "samples": report.samples,
-                "sessions": report.sessions.map(AdminJSON.session),
+            printJSON([
+                "range": .string(period.rawValue), "count": report.count.jsonValue, "durationSeconds": (report.durationMs / 1000).jsonValue,
+                "samples": report.samples.jsonValue, "sessions": .array(report.sessions.map(AdminJSON.session)),
             ])
             return
         }
@@ -105,17 +106,17 @@ struct Medals: AsyncParsableCommand {
     func run() async throws {
         if let client = try location.daemonClient() {
             let response = try call(client, "GET", "/v1/medals?user=\(percentEncodedQuery(user))")
-            let medals = response.object["medals"] as? [String: Bool] ?? [:]
-            if location.json { return try printJSON(medals) }
+            let medals = (response.object["medals"]?.object ?? [:]).compactMapValues(\.bool)
+            if location.json { return printJSON(medals.jsonValue) }
             var table = Table(headers: ["MEDAL", "EARNED"])
             for name in Capture.Medals.names { table.rows.append([name, medals[name] == true ? "yes" : "no"]) }
             return print(table.render())
         }
         let (store, _) = try location.open()
         let body = try await store.document(try DocumentPaths.medals(userId: user))
-        let earned = (body.flatMap { try? JSONSerialization.jsonObject(with: Data($0)) as? [String: Bool] }) ?? [:]
+        let earned = (body.flatMap { try? JSONValue.object(parsing: $0) } ?? [:]).compactMapValues(\.bool)
         if location.json {
-            try printJSON(Dictionary(uniqueKeysWithValues: Capture.Medals.names.map { ($0, earned[$0] ?? false) }))
+            printJSON(Dictionary(uniqueKeysWithValues: Capture.Medals.names.map { ($0, earned[$0] ?? false) }).jsonValue)
             return
         }
         var table = Table(headers: ["MEDAL", "EARNED"])
@@ -138,8 +139,8 @@ struct Documents: AsyncParsableCommand {
         func run() async throws {
             if let client = try location.daemonClient() {
                 let response = try call(client, "GET", "/v1/documents/\(percentEncoded(path))")
-                if let ids = response.object["ids"] as? [String], response.object["collection"] != nil {
-                    if location.json { try printJSON(ids) } else { ids.forEach { print($0) } }
+                if let ids = response.object["ids"]?.array?.compactMap(\.string), response.object["collection"] != nil {
+                    if location.json { printJSON(ids.jsonValue) } else { ids.forEach { print($0) } }
                     return
                 }
                 return printResponse(response)
@@ -147,7 +148,7 @@ struct Documents: AsyncParsableCommand {
             let (store, _) = try location.open()
             if DocumentPath.isCollectionPath(path) {
                 let ids = try await store.documentIds(inCollection: path)
-                if location.json { try printJSON(ids) } else { ids.forEach { print($0) } }
+                if location.json { printJSON(ids.jsonValue) } else { ids.forEach { print($0) } }
                 return
             }
             let documentPath = try DocumentPath(path)

@@ -1,5 +1,6 @@
 import Admin
 import Foundation
+import JSON
 import XCTest
 
 /// Every endpoint of a real daemon (a child process) through a real unix-socket HTTP client.
@@ -14,50 +15,50 @@ final class AdminEndpointTests: XCTestCase {
         XCTAssertEqual(status.status, 200)
         XCTAssertEqual(status.headers["content-type"], "application/json")
         let body = status.object
-        XCTAssertEqual(body["gatewayId"] as? String, "admin-test")
-        XCTAssertEqual(body["version"] as? String, "0.1.0")
-        XCTAssertNotNil(body["uptimeSeconds"] as? Double)
-        XCTAssertEqual((body["radio"] as? [String: Any])?["transport"] as? String, "tcp:127.0.0.1:7001")
-        XCTAssertTrue(((body["radio"] as? [String: Any])?["controller"] as? String ?? "").hasPrefix("tcp:127.0.0.1:7001: unavailable: "), "\(String(describing: body["radio"]))")
+        XCTAssertEqual(body["gatewayId"]?.string, "admin-test")
+        XCTAssertEqual(body["version"]?.string, "0.1.0")
+        XCTAssertNotNil(body["uptimeSeconds"]?.double)
+        XCTAssertEqual(body["radio"]?["transport"]?.string, "tcp:127.0.0.1:7001")
+        XCTAssertTrue((body["radio"]?["controller"]?.string ?? "").hasPrefix("tcp:127.0.0.1:7001: unavailable: "), "\(String(describing: body["radio"]))")
         // No broker listens for this daemon: the publisher says it is (re)connecting, with the reason.
-        let brokerState = (body["broker"] as? [String: Any])?["state"] as? String
+        let brokerState = body["broker"]?["state"]?.string
         XCTAssertTrue(["connecting", "waitingToReconnect"].contains(brokerState ?? ""), "\(String(describing: brokerState))")
-        XCTAssertEqual((body["outbox"] as? [String: Any])?["depth"] as? Int, 0)
-        XCTAssertGreaterThan((body["store"] as? [String: Any])?["usedBytes"] as? Int ?? 0, 0)
-        XCTAssertEqual((body["store"] as? [String: Any])?["evictedUnpublishedChunks"] as? Int, 0)
-        XCTAssertEqual((body["sensors"] as? [[String: Any]])?.count, 1)
+        XCTAssertEqual(body["outbox"]?["depth"], .integer(0))
+        XCTAssertGreaterThan(body["store"]?["usedBytes"]?.int ?? 0, 0)
+        XCTAssertEqual(body["store"]?["evictedUnpublishedChunks"], .integer(0))
+        XCTAssertEqual(body["sensors"]?.array?.count, 1)
 
         // Sensors
         let sensors = try client.request("GET", "/v1/sensors")
         XCTAssertEqual(sensors.status, 200)
-        XCTAssertEqual((sensors.object["sensors"] as? [[String: Any]])?.first?["name"] as? String, "left wrist")
-        XCTAssertEqual(try client.request("GET", "/v1/sensors/c4:be:84:00:00:01").object["userId"] as? String, "alice")
+        XCTAssertEqual(sensors.object["sensors"]?[0]?["name"]?.string, "left wrist")
+        XCTAssertEqual(try client.request("GET", "/v1/sensors/c4:be:84:00:00:01").object["userId"]?.string, "alice")
         XCTAssertEqual(try client.request("GET", "/v1/sensors/AA:BB:CC:DD:EE:FF").status, 404)
 
         // Start a session for the configured sensor (its user comes from the configuration).
         let started = try client.request("POST", "/v1/sessions", json: ["device": "C4:BE:84:00:00:01"])
         XCTAssertEqual(started.status, 201, started.text)
-        let id = try XCTUnwrap(started.object["id"] as? String)
+        let id = try XCTUnwrap(started.object["id"]?.string)
         XCTAssertTrue(id.hasPrefix("alice___"))
-        XCTAssertEqual(started.object["open"] as? Bool, true)
+        XCTAssertEqual(started.object["open"]?.bool, true)
         XCTAssertEqual(try client.request("POST", "/v1/sessions", json: ["device": "C4:BE:84:00:00:01"]).status, 409)
         let sensor = try client.request("GET", "/v1/sensors/C4:BE:84:00:00:01").object
-        XCTAssertEqual((sensor["session"] as? [String: Any])?["id"] as? String, id)
+        XCTAssertEqual(sensor["session"]?["id"]?.string, id)
         // A sensor that is not configured needs a user.
         XCTAssertEqual(try client.request("POST", "/v1/sessions", json: ["device": "AA:00:00:00:00:02"]).status, 400)
         let other = try client.request("POST", "/v1/sessions", json: ["device": "AA:00:00:00:00:02", "userId": "bob"])
         XCTAssertEqual(other.status, 201)
-        let otherId = try XCTUnwrap(other.object["id"] as? String)
-        XCTAssertEqual((try client.request("GET", "/v1/sensors").object["sensors"] as? [[String: Any]])?.count, 2)
+        let otherId = try XCTUnwrap(other.object["id"]?.string)
+        XCTAssertEqual(try client.request("GET", "/v1/sensors").object["sensors"]?.array?.count, 2)
 
         // Hazards, one session, stop.
         let hazards = try client.request("POST", "/v1/sessions/\(id)/hazards", json: ["fall": 3, "slip": 1])
         XCTAssertEqual(hazards.status, 200, hazards.text)
-        XCTAssertEqual(hazards.object["hazards"] as? [String: Int], ["fall": 3, "slip": 1])
-        XCTAssertEqual(try client.request("GET", "/v1/sessions/\(id)").object["open"] as? Bool, true)
+        XCTAssertEqual(hazards.object["hazards"], ["fall": 3, "slip": 1])
+        XCTAssertEqual(try client.request("GET", "/v1/sessions/\(id)").object["open"]?.bool, true)
         let stopped = try client.request("POST", "/v1/sessions/\(id)/stop")
         XCTAssertEqual(stopped.status, 200)
-        XCTAssertEqual(stopped.object["open"] as? Bool, false)
+        XCTAssertEqual(stopped.object["open"]?.bool, false)
         XCTAssertEqual(try client.request("POST", "/v1/sessions/nobody___1/stop").status, 404)
         XCTAssertEqual(try client.request("GET", "/v1/sessions/nobody___1").status, 404)
 
@@ -65,32 +66,32 @@ final class AdminEndpointTests: XCTestCase {
         for range in ["today", "week", "month", "all"] {
             let list = try client.request("GET", "/v1/sessions?range=\(range)")
             XCTAssertEqual(list.status, 200)
-            XCTAssertEqual(list.object["range"] as? String, range)
-            XCTAssertEqual(list.object["count"] as? Int, 2)
-            XCTAssertEqual(list.object["samples"] as? Int, 0)
-            XCTAssertNotNil(list.object["durationSeconds"] as? Double)
+            XCTAssertEqual(list.object["range"]?.string, range)
+            XCTAssertEqual(list.object["count"], .integer(2))
+            XCTAssertEqual(list.object["samples"], .integer(0))
+            XCTAssertNotNil(list.object["durationSeconds"]?.double)
         }
         let alice = try client.request("GET", "/v1/sessions?range=all&user=alice").object
-        XCTAssertEqual(alice["count"] as? Int, 1)
-        XCTAssertEqual((alice["sessions"] as? [[String: Any]])?.first?["id"] as? String, id)
+        XCTAssertEqual(alice["count"], .integer(1))
+        XCTAssertEqual(alice["sessions"]?[0]?["id"]?.string, id)
         XCTAssertEqual(try client.request("GET", "/v1/sessions?range=year").status, 400)
 
         // Medals (a closed session earns firstSession).
-        let medals = try client.request("GET", "/v1/medals?user=alice").object["medals"] as? [String: Bool]
-        XCTAssertEqual(medals?["firstSession"], true)
-        XCTAssertEqual(medals?["tenSessions"], false)
+        let medals = try client.request("GET", "/v1/medals?user=alice").object["medals"]
+        XCTAssertEqual(medals?["firstSession"], .bool(true))
+        XCTAssertEqual(medals?["tenSessions"], .bool(false))
         XCTAssertEqual(try client.request("GET", "/v1/medals").status, 400)
 
         // Documents: a collection's ids, one document, and a missing one.
         let records = try client.request("GET", "/v1/documents/records").object
-        XCTAssertEqual(records["collection"] as? String, "records")
-        XCTAssertEqual(Set(records["ids"] as? [String] ?? []), [id, otherId])
+        XCTAssertEqual(records["collection"]?.string, "records")
+        XCTAssertEqual(Set(records["ids"]?.array ?? []), [.string(id), .string(otherId)])
         let record = try client.request("GET", "/v1/documents/records/\(id)")
         XCTAssertEqual(record.status, 200)
-        XCTAssertEqual(record.object["user_id"] as? String, "alice")
-        XCTAssertEqual(record.object["hazards"] as? [String: Int], ["fall": 3, "slip": 1])
+        XCTAssertEqual(record.object["user_id"]?.string, "alice")
+        XCTAssertEqual(record.object["hazards"], ["fall": 3, "slip": 1])
         let daily = try client.request("GET", "/v1/documents/TitanUpUsers/alice/DailySessions/\(id)")
-        XCTAssertEqual(daily.object["open"] as? Bool, false)
+        XCTAssertEqual(daily.object["open"]?.bool, false)
         XCTAssertEqual(try client.request("GET", "/v1/documents/records/missing").status, 404)
 
         // Resync is handed to the publisher, which re-sends retained documents once connected.
@@ -114,9 +115,9 @@ final class AdminEndpointTests: XCTestCase {
         // Delete: the session and its documents go.
         let deleted = try client.request("DELETE", "/v1/sessions/\(otherId)")
         XCTAssertEqual(deleted.status, 200)
-        XCTAssertEqual(deleted.object["deleted"] as? String, otherId)
+        XCTAssertEqual(deleted.object["deleted"]?.string, otherId)
         XCTAssertEqual(try client.request("GET", "/v1/sessions/\(otherId)").status, 404)
-        XCTAssertEqual(try client.request("GET", "/v1/documents/records").object["ids"] as? [String], [id])
+        XCTAssertEqual(try client.request("GET", "/v1/documents/records").object["ids"], [.string(id)])
         XCTAssertEqual(try client.request("DELETE", "/v1/sessions/\(otherId)").status, 404)
     }
 
@@ -139,7 +140,7 @@ final class AdminEndpointTests: XCTestCase {
         XCTAssertEqual(try daemon.client.request("GET", "/v1/status").status, 200)
         let denied = try daemon.client.request("POST", "/v1/sessions", json: ["device": "C4:BE:84:00:00:01"])
         XCTAssertEqual(denied.status, 403)
-        XCTAssertEqual((denied.object["error"] as? [String: Any])?["code"] as? String, "forbidden")
-        XCTAssertEqual(try daemon.client.request("GET", "/v1/sessions?range=all").object["count"] as? Int, 0)
+        XCTAssertEqual(denied.object["error"]?["code"]?.string, "forbidden")
+        XCTAssertEqual(try daemon.client.request("GET", "/v1/sessions?range=all").object["count"], .integer(0))
     }
 }

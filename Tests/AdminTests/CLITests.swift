@@ -69,7 +69,7 @@ final class CLITests: XCTestCase {
     func testWithAConfigAndNoDaemonTheStoreIsReadOffline() throws {
         let daemon = try DaemonProcess()
         let started = try daemon.client.request("POST", "/v1/sessions", json: ["device": "C4:BE:84:00:00:01"])
-        let id = try XCTUnwrap(started.object["id"] as? String)
+        let id = try XCTUnwrap(started.object["id"]?.string)
         daemon.stop()
         let offline = try runCLI(["sessions", "--range", "all", "--config", daemon.configPath])
         XCTAssertEqual(offline.status, 0, offline.stderr)

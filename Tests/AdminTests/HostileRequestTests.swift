@@ -19,7 +19,7 @@ final class HostileRequestTests: XCTestCase {
     func snapshot(_ client: AdminClient) throws -> String {
         let sessions = try client.request("GET", "/v1/sessions?range=all").text
         let records = try client.request("GET", "/v1/documents/records").text
-        let outbox = (try client.request("GET", "/v1/status").object["outbox"] as? [String: Any])?["depth"] as? Int
+        let outbox = try client.request("GET", "/v1/status").object["outbox"]?["depth"]?.int
         let counters = try client.request("GET", "/metrics").text.split(separator: "\n")
             .filter { $0.hasPrefix("gyrogate_sessions") || $0.hasPrefix("gyrogate_commits") }
         return "\(sessions)\n\(records)\n\(outbox ?? -1)\n\(counters)"
@@ -30,7 +30,7 @@ final class HostileRequestTests: XCTestCase {
         defer { daemon.stop() }
         let client = daemon.client
         let started = try client.request("POST", "/v1/sessions", json: ["device": "C4:BE:84:00:00:01"])
-        let id = try XCTUnwrap(started.object["id"] as? String)
+        let id = try XCTUnwrap(started.object["id"]?.string)
         let before = try snapshot(client)
 
         func post(_ path: String, _ body: String, extra: String = "") -> String {

@@ -55,10 +55,10 @@ final class SocketSafetyTests: XCTestCase {
         let first = try DaemonProcess()
         defer { first.stop() }
         let started = try first.client.request("POST", "/v1/sessions", json: ["device": "C4:BE:84:00:00:01"])
-        let id = try XCTUnwrap(started.object["id"] as? String)
+        let id = try XCTUnwrap(started.object["id"]?.string)
         let second = try DaemonProcess(directory: first.directory, waitUntilReady: false)
         XCTAssertEqual(second.waitForExit(), 1)
-        XCTAssertEqual(try first.client.request("GET", "/v1/sessions/\(id)").object["open"] as? Bool, true)
+        XCTAssertEqual(try first.client.request("GET", "/v1/sessions/\(id)").object["open"]?.bool, true)
     }
 
     func testANonSocketFileIsNeverReplaced() throws {

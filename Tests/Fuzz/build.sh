@@ -3,11 +3,12 @@
 # repository root, git-ignored) without touching Package.swift or .build:
 #
 #   h4 acl att metawear config   swiftc directly: each product module (BluetoothWire, HCI, L2CAP,
-#                                ATT, MetaWear, GatewayConfig) is compiled once with
+#                                ATT, MetaWear, JSON, TextTools, GatewayConfig) is compiled once with
 #                                -sanitize=fuzzer,address, then linked with its harness.
 #   admin                        a generated SwiftPM package (it needs swift-nio, pinned by the root
 #                                Package.resolved) holding the harness and copies of the Admin
-#                                sources it exercises (HeadLimitHandler, AdminMessages, PeerCredentials).
+#                                sources it exercises (HeadLimitHandler, AdminMessages, PercentEncoding,
+#                                PeerCredentials), and a copy of the JSON module they import.
 #
 # Usage: Tests/Fuzz/build.sh [target...]      (default: all; binaries land in $BUILD/bin/fuzz-<target>)
 set -euo pipefail
@@ -32,7 +33,8 @@ FLAGS=(-O -gline-tables-only -sanitize=fuzzer,address -swift-version 6 -enable-u
 # Module dependencies, as in the root Package.swift.
 deps() {
     case "$1" in
-        BluetoothWire|MetaWear|GatewayConfig) echo "" ;;
+        BluetoothWire|MetaWear|JSON|TextTools) echo "" ;;
+        GatewayConfig) echo "JSON TextTools" ;;
         HCI|L2CAP|ATT) echo "BluetoothWire" ;;
     esac
 }
@@ -76,13 +78,17 @@ build_target() {
 
 build_admin() {
     local pkg="$BUILD/admin-pkg"
-    mkdir -p "$pkg/Sources/FuzzAdmin" "$pkg/Sources/CFuzzDriver/include"
+    mkdir -p "$pkg/Sources/FuzzAdmin" "$pkg/Sources/CFuzzDriver/include" "$pkg/Sources/JSON"
     # The Admin sources that the harness drives, compiled into the fuzzer's own module (they are
     # internal to Admin, and Admin as a whole needs the store and the capture engine).
     local file
     for file in "$ROOT/Sources/Admin/HeadLimitHandler.swift" "$ROOT/Sources/Admin/AdminMessages.swift" \
-                "$ROOT/Sources/Admin/PeerCredentials.swift" "$FUZZ/Admin/FuzzAdmin.swift" "$FUZZ/Targets/FuzzSupport.swift"; do
+                "$ROOT/Sources/Admin/PercentEncoding.swift" "$ROOT/Sources/Admin/PeerCredentials.swift" \
+                "$FUZZ/Admin/FuzzAdmin.swift" "$FUZZ/Targets/FuzzSupport.swift"; do
         cmp -s "$file" "$pkg/Sources/FuzzAdmin/$(basename "$file")" || cp -p "$file" "$pkg/Sources/FuzzAdmin/"
+    done
+    for file in "$ROOT"/Sources/JSON/*.swift; do
+        cmp -s "$file" "$pkg/Sources/JSON/$(basename "$file")" || cp -p "$file" "$pkg/Sources/JSON/"
     done
     cmp -s "$ROOT/Package.resolved" "$pkg/Package.resolved" || cp -p "$ROOT/Package.resolved" "$pkg/Package.resolved"
     cat > "$pkg/Package.swift.new" <<'SWIFT'
@@ -98,10 +104,11 @@ let package = Package(
         // SwiftPM renames an executable's entry point to FuzzAdmin_main: this C file defines it
         // and hands over to libFuzzer's driver.
         .target(name: "CFuzzDriver"),
+        .target(name: "JSON", swiftSettings: [.enableUpcomingFeature("ExistentialAny"), .unsafeFlags(fuzz)]),
         .executableTarget(
             name: "FuzzAdmin",
             dependencies: [
-                "CFuzzDriver",
+                "CFuzzDriver", "JSON",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -1,0 +1,66 @@
+import FoundationEssentials
+
+/// Why bytes are not the JSON document expected. The description names the source, so that
+/// a log line or an answer says which input was wrong.
+public struct JSONError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var reason: String
+
+    public init(_ reason: String) { self.reason = reason }
+
+    public var description: String { reason }
+}
+
+/// How `encoded` lays out a document.
+public struct JSONLayout: OptionSet, Sendable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+
+    /// One line, members in insertion order (an object's order is not defined).
+    public static let compact: JSONLayout = []
+    /// Members by key in code point order: the same document always gives the same bytes.
+    public static let sortedKeys = JSONLayout(rawValue: 1 << 0)
+    /// Indented over several lines, for people.
+    public static let prettyPrinted = JSONLayout(rawValue: 1 << 1)
+    /// `a/b` instead of `a\/b` (both are valid JSON; topics and paths read better without).
+    public static let withoutEscapingSlashes = JSONLayout(rawValue: 1 << 2)
+}
+
+extension JSONValue {
+    /// Parses one complete JSON text (an object, array or scalar).
+    /// - throws: `JSONError` saying what is wrong; never traps, whatever the bytes.
+    public init(parsing bytes: some Sequence<UInt8>) throws(JSONError) {
+        let data = Data(bytes)
+        guard !data.isEmpty else { throw JSONError("empty, expected a JSON document") }
+        do {
+            self = try JSONDecoder().decode(JSONValue.self, from: data)
+        } catch let DecodingError.dataCorrupted(context) where !context.codingPath.isEmpty {
+            throw JSONError("not valid JSON at \(Self.describe(context.codingPath)): \(context.debugDescription)")
+        } catch {
+            throw JSONError("not valid JSON")
+        }
+    }
+
+    /// Parses one JSON object; anything else (an array, a scalar, bad bytes) is an error.
+    public static func object(parsing bytes: some Sequence<UInt8>) throws(JSONError) -> [String: JSONValue] {
+        let value = try JSONValue(parsing: bytes)
+        guard let object = value.object else { throw JSONError("expected a JSON object, found \(value.typeName)") }
+        return object
+    }
+
+    /// The document as UTF-8 JSON text.
+    public func encoded(_ layout: JSONLayout = .sortedKeys) -> [UInt8] {
+        let encoder = JSONEncoder()
+        var formatting: JSONEncoder.OutputFormatting = []
+        if layout.contains(.sortedKeys) { formatting.insert(.sortedKeys) }
+        if layout.contains(.prettyPrinted) { formatting.insert(.prettyPrinted) }
+        if layout.contains(.withoutEscapingSlashes) { formatting.insert(.withoutEscapingSlashes) }
+        encoder.outputFormatting = formatting
+        // Encoding a JSONValue cannot fail: every case has a JSON form (non-finite numbers
+        // are written as null). The fallback only keeps this total.
+        return (try? [UInt8](encoder.encode(self))) ?? Array("null".utf8)
+    }
+
+    private static func describe(_ path: [any CodingKey]) -> String {
+        path.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+    }
+}

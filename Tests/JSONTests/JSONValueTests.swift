@@ -1,0 +1,105 @@
+import Foundation
+import JSON
+import XCTest
+
+/// The value type every module reads and writes JSON with: parsing keeps integers apart from
+/// other numbers, accessors never trap, and the bytes written match what JSONSerialization
+/// wrote before (subscribers and tests compare them).
+final class JSONValueTests: XCTestCase {
+    func testParsingKeepsTypesApart() throws {
+        let value = try JSONValue(parsing: Array(#"{"b": true, "i": 3, "d": 2.5, "s": "x", "n": null, "a": [1, "y"], "o": {"k": -7}}"#.utf8))
+        XCTAssertEqual(value["b"], .bool(true))
+        XCTAssertEqual(value["i"], .integer(3))
+        XCTAssertEqual(value["d"], .number(2.5))
+        XCTAssertEqual(value["s"], .string("x"))
+        XCTAssertEqual(value["n"], .null)
+        XCTAssertEqual(value["a"], [1, "y"])
+        XCTAssertEqual(value["o"]?["k"]?.int, -7)
+        XCTAssertNil(value["missing"])
+    }
+
+    func testAccessorsSayNilForAnotherType() throws {
+        let value: JSONValue = ["flag": true, "count": 2, "whole": 4.0, "half": 0.5, "big": 1e300, "name": "n", "list": [1]]
+        XCTAssertEqual(value["flag"]?.bool, true)
+        XCTAssertNil(value["flag"]?.int, "a boolean is not a number")
+        XCTAssertEqual(value["count"]?.int, 2)
+        XCTAssertEqual(value["count"]?.double, 2.0)
+        XCTAssertEqual(value["whole"]?.int, 4, "a number with an integer value reads as an integer")
+        XCTAssertNil(value["half"]?.int)
+        XCTAssertNil(value["big"]?.int, "out of range is nil, not a trap")
+        XCTAssertNil(value["name"]?.double)
+        XCTAssertEqual(value["list"]?[0], 1)
+        XCTAssertNil(value["list"]?[1])
+        XCTAssertNil(value["list"]?[-1])
+        XCTAssertNil(value["name"]?["x"])
+        XCTAssertEqual(value["name"]?.text, "n")
+        XCTAssertEqual(value["half"]?.text, "0.5")
+        XCTAssertEqual(value["list"]?.text, "[1]")
+    }
+
+    func testBadBytesAreAnErrorNeverATrap() {
+        let inputs = ["", "{", "[1,", "{\"a\" 1}", "nul", "1 2", "\u{FF}", "[1e400]", String(repeating: "[", count: 100_000)]
+        for input in inputs {
+            XCTAssertThrowsError(try JSONValue(parsing: Array(input.utf8)), input.prefix(20).description) { error in
+                XCTAssertTrue("\(error)".contains("JSON"), "\(error)")
+            }
+        }
+        var invalidUTF8 = Array("\"a".utf8)
+        invalidUTF8 += [0xC3, 0x28, 0x22]
+        XCTAssertThrowsError(try JSONValue(parsing: invalidUTF8))
+    }
+
+    func testObjectParsingNamesWhatItFound() {
+        XCTAssertThrowsError(try JSONValue.object(parsing: Array("[1]".utf8))) { error in
+            XCTAssertEqual("\(error)", "expected a JSON object, found an array")
+        }
+    }
+
+    func testEncodingMatchesJSONSerialization() throws {
+        let value: JSONValue = [
+            "integer": 3, "negative": -42, "whole": 3.0, "tenth": 0.1, "small": 1e-7, "large": 1e20, "fraction": 123456789.123,
+            "rounding": 0.30000000000000004, "true": true, "false": false, "null": nil, "slash": "a/b", "quote": "say \"hi\"\n\t\u{1}",
+            "unicode": "é✓😀", "empty object": [:], "empty array": [], "nested": ["list": [1, 2.5, "x", nil, ["k": "v"]]],
+            "max": .integer(Int64.max), "min": .integer(Int64.min),
+        ]
+        let old: [String: Any] = [
+            "integer": 3, "negative": -42, "whole": 3.0, "tenth": 0.1, "small": 1e-7, "large": 1e20, "fraction": 123456789.123,
+            "rounding": 0.30000000000000004, "true": true, "false": false, "null": NSNull(), "slash": "a/b", "quote": "say \"hi\"\n\t\u{1}",
+            "unicode": "é✓😀", "empty object": [String: Any](), "empty array": [Any](), "nested": ["list": [1, 2.5, "x", NSNull(), ["k": "v"]]],
+            "max": Int64.max, "min": Int64.min,
+        ]
+        // Keys without '_', digits or capitals: JSONSerialization's locale order and code point
+        // order agree on them.
+        for (layout, options) in [(JSONLayout.sortedKeys, JSONSerialization.WritingOptions.sortedKeys),
+                                  ([.sortedKeys, .withoutEscapingSlashes], [.sortedKeys, .withoutEscapingSlashes]),
+                                  ([.sortedKeys, .prettyPrinted], [.sortedKeys, .prettyPrinted])] {
+            let expected = try JSONSerialization.data(withJSONObject: old, options: options)
+            XCTAssertEqual(String(decoding: value.encoded(layout), as: UTF8.self), String(decoding: expected, as: UTF8.self))
+        }
+    }
+
+    func testSortedKeysAreInCodePointOrder() {
+        let value: JSONValue = ["b": 1, "a_b": 2, "a2": 3, "B": 4, "a": 5]
+        XCTAssertEqual(String(decoding: value.encoded(.sortedKeys), as: UTF8.self), #"{"B":4,"a":5,"a2":3,"a_b":2,"b":1}"#)
+    }
+
+    func testNonFiniteNumbersAreWrittenAsNull() {
+        let value: JSONValue = ["nan": .number(.nan), "infinity": .number(.infinity)]
+        XCTAssertEqual(String(decoding: value.encoded(.sortedKeys), as: UTF8.self), #"{"infinity":null,"nan":null}"#)
+    }
+
+    func testRoundTrip() throws {
+        let value: JSONValue = ["a": [1, 2.5, "x", nil, true], "b": ["c": "d/e"]]
+        XCTAssertEqual(try JSONValue(parsing: value.encoded()), value)
+        XCTAssertEqual(try JSONValue(parsing: value.encoded([.prettyPrinted, .withoutEscapingSlashes])), value)
+    }
+
+    func testSwiftValuesHaveTheirJSONForm() {
+        let none: Int? = nil
+        XCTAssertEqual(none.jsonValue, .null)
+        XCTAssertEqual(Optional(5).jsonValue, .integer(5))
+        XCTAssertEqual(UInt64.max.jsonValue, .number(Double(UInt64.max)))
+        XCTAssertEqual(Set(["b", "a"]).jsonValue, ["a", "b"])
+        XCTAssertEqual(["k": [1, 2]].jsonValue, ["k": [1, 2]])
+    }
+}
