@@ -129,7 +129,7 @@ extension AdminAPI {
     func medals(_ query: [String: String]) async throws -> JSONValue {
         guard let user = query["user"], Self.isValidIdentifier(user, maxLength: 128) else { throw AdminError.badRequest("?user=ID is required") }
         let path = try DocumentPaths.medals(userId: user)
-        // An unreadable medals document reads as no medals yet; capture rewrites it on the next session.
+        // A damaged medals document shows as no medals here; capture reports it when it next updates them.
         let earned = try await store.document(path).flatMap { try? JSONValue.object(parsing: $0) } ?? [:]
         var medals: [String: Bool] = [:]
         for name in Medals.names { medals[name] = earned[name]?.bool ?? false }

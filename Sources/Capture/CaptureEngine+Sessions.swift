@@ -1,4 +1,3 @@
-import FoundationEssentials
 import GyroStore
 import JSON
 

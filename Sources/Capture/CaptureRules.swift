@@ -68,7 +68,7 @@ public enum CaptureError: Error, CustomStringConvertible, Sendable {
         case .unknownSession(let id): "capture: there is no session \"\(id)\""
         case .noSessionForDevice(let device): "capture: sensor \(device) has no open session"
         case .invalidHazard(let name, let reason): "capture: hazard \"\(name)\": \(reason)"
-        case .unreadableDocument(let path, let reason): "capture: the stored document \(path) is \(reason); delete it to have it written again"
+        case .unreadableDocument(let path, let reason): "capture: the stored document \(path) is \(reason)"
         }
     }
 }

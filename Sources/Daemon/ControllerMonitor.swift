@@ -1,5 +1,3 @@
-import FoundationEssentials
-
 /// What the operator sees of the Bluetooth controller: running, or why not and when the next
 /// attempt is due; once it has gone away mid-run, how often and why the last time.
 actor ControllerMonitor {

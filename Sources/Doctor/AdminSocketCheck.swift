@@ -1,5 +1,4 @@
 import Admin
-import FoundationEssentials
 import GatewayConfig
 import Glibc
 import TextTools

@@ -1,5 +1,4 @@
 import Daemon
-import FoundationEssentials
 import GatewayConfig
 import Logging
 import MQTTPublisher

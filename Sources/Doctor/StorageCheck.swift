@@ -1,4 +1,3 @@
-import FoundationEssentials
 import GatewayConfig
 import Glibc
 import GyroStore

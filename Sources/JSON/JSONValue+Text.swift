@@ -15,7 +15,7 @@ public struct JSONLayout: OptionSet, Sendable {
     public let rawValue: Int
     public init(rawValue: Int) { self.rawValue = rawValue }
 
-    /// One line, members in insertion order (an object's order is not defined).
+    /// One line; an object's members in no particular order.
     public static let compact: JSONLayout = []
     /// Members by key in code point order: the same document always gives the same bytes.
     public static let sortedKeys = JSONLayout(rawValue: 1 << 0)

@@ -1,5 +1,3 @@
-import FoundationEssentials
-
 /// Messages outside the outbox, on the publisher's connection: state that is re-sent by its
 /// owner rather than stored (Home Assistant discovery and state documents).
 extension MQTTPublisher {

@@ -2,7 +2,6 @@ import CMosquitto
 import Dispatch
 import Glibc
 import PosixThreads
-import Synchronization
 
 /// One libmosquitto handle for one connection attempt; a reconnect makes a new one.
 ///
@@ -41,7 +40,8 @@ final class MosquittoConnection: @unchecked Sendable {
     let generation: Int
     /// Entered while the connection's thread runs.
     private let running = DispatchGroup()
-    private let closing = Mutex(false)
+    private let lock = PosixLock()
+    private var closing = false
 
     init?(configuration: PublisherConfiguration, v5: Bool, generation: Int, continuation: AsyncStream<MQTTEvent>.Continuation) {
         _ = Self.libraryReady
@@ -158,13 +158,13 @@ final class MosquittoConnection: @unchecked Sendable {
         }
     }
 
-    private var isClosing: Bool { closing.withLock { $0 } }
+    private var isClosing: Bool { lock.withLock { closing } }
 
     /// Sends DISCONNECT if connected (so the broker does not send the will), waits for the
     /// connection's thread to end and frees the handle. Blocking: call it off the actor
     /// (see `closeInBackground`).
     func close() {
-        let first: Bool = closing.withLock { closing in
+        let first: Bool = lock.withLock {
             defer { closing = true }
             return !closing
         }

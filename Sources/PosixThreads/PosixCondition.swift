@@ -18,7 +18,8 @@ public final class PosixCondition: @unchecked Sendable {
             clock_gettime(CLOCK_MONOTONIC, &now)
             let (seconds, attoseconds) = duration.components
             var nanoseconds = Int64(now.tv_nsec) + attoseconds / 1_000_000_000
-            var total = Int64(now.tv_sec).addingReportingOverflow(seconds).partialValue
+            let (sum, overflow) = Int64(now.tv_sec).addingReportingOverflow(seconds)
+            var total = overflow ? (seconds > 0 ? Int64.max / 2 : 0) : sum
             total += nanoseconds / 1_000_000_000
             nanoseconds %= 1_000_000_000
             if nanoseconds < 0 {
