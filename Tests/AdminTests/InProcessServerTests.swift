@@ -50,6 +50,29 @@ final class InProcessServerTests: XCTestCase {
         XCTAssertTrue(String(decoding: resync.body, as: UTF8.self).contains("re-published 3"))
     }
 
+    /// The bodies are written by JSONValue since the gateway left full Foundation: the bytes
+    /// are those JSONSerialization (sorted keys) wrote for the same content before.
+    func testBodiesAreTheBytesJSONSerializationWrote() async throws {
+        let providers = AdminProviders(
+            publisherStatus: { PublisherStatus(state: "connected", detail: "mqtts://broker/x", publishedTotal: 7) },
+            bluetoothStatus: { BluetoothStatus(controller: "powered on", sensors: [:]) })
+        let fixture = try fixture(providers: providers)
+        let started = await fixture.api.respond(to: AdminRequest(method: "POST", target: "/v1/sessions",
+                                                                 body: Array(#"{"device":"AA:01","userId":"u"}"#.utf8)))
+        XCTAssertEqual(started.status, 201)
+        let id = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(started.body)) as? [String: Any])?["id"] as? String)
+        let hazards = await fixture.api.respond(to: AdminRequest(method: "POST", target: "/v1/sessions/\(id)/hazards",
+                                                                 body: Array(#"{"fall":2,"slip":1}"#.utf8)))
+        XCTAssertEqual(hazards.status, 200)
+        for target in ["/v1/status", "/v1/sensors", "/v1/sessions?range=all", "/v1/sessions/\(id)", "/v1/medals?user=u", "/v1/documents/records",
+                       "/v1/nowhere"] {
+            let response = await fixture.api.respond(to: AdminRequest(method: "GET", target: target))
+            let object = try JSONSerialization.jsonObject(with: Data(response.body))
+            let expected = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) + [0x0A]
+            XCTAssertEqual(String(decoding: response.body, as: UTF8.self), String(decoding: expected, as: UTF8.self), target)
+        }
+    }
+
     /// Concurrent status reads share computations; a read after a mutation sees it.
     func testConcurrentStatusReadsAreCoalescedButNeverStale() async throws {
         let calls = LockedArray()
