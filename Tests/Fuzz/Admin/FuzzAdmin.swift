@@ -129,7 +129,7 @@ private func checkRejection(_ bytes: [UInt8], limits: (line: Int, head: Int)) {
         return
     }
     _ = statusLine
-    guard let split = text.range(of: "\r\n\r\n") else {
+    guard let split = text.firstRange(of: "\r\n\r\n") else {
         fuzzCheck(false, "response without an end of head: \(text.prefix(200))")
         return
     }
