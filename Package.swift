@@ -19,7 +19,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
-        .target(name: "GatewayConfig", swiftSettings: strict),
+        // IANA time zones from the system's compiled tzdata (TZif) and civil-date arithmetic,
+        // so that nothing needs Foundation's TimeZone/Calendar (and ICU).
+        .target(name: "ZoneInfo", swiftSettings: strict),
+        .target(name: "GatewayConfig", dependencies: ["ZoneInfo"], swiftSettings: strict),
         // Bluetooth LE host, bottom up: wire primitives, HCI, GAP advertising data, L2CAP, ATT.
         .target(name: "BluetoothWire", swiftSettings: strict),
         .target(name: "HCI", dependencies: ["BluetoothWire"], swiftSettings: strict),
@@ -51,7 +54,7 @@ let package = Package(
         ),
         .target(
             name: "Capture",
-            dependencies: ["GyroStore", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["GyroStore", "ZoneInfo", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         // The admin API: HTTP/1.1 + JSON on a unix socket, Prometheus metrics, systemd notify.
@@ -74,7 +77,7 @@ let package = Package(
         .target(
             name: "MQTTPublisher",
             dependencies: [
-                "CMosquitto", "GyroStore",
+                "CMosquitto", "GyroStore", "ZoneInfo",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -83,7 +86,7 @@ let package = Package(
         .target(
             name: "Daemon",
             dependencies: [
-                "GatewayConfig", "GyroStore", "Capture", "Admin", "MQTTPublisher", "Sensors", "BLEHost", "MetaWear", "CMalloc",
+                "GatewayConfig", "GyroStore", "Capture", "Admin", "MQTTPublisher", "Sensors", "BLEHost", "MetaWear", "CMalloc", "ZoneInfo",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -93,7 +96,7 @@ let package = Package(
         .target(
             name: "Doctor",
             dependencies: [
-                "GatewayConfig", "BLEHost", "MQTTPublisher", "Daemon", "Admin", "GyroStore",
+                "GatewayConfig", "BLEHost", "MQTTPublisher", "Daemon", "Admin", "GyroStore", "ZoneInfo",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -101,7 +104,7 @@ let package = Package(
         .executableTarget(
             name: "gyrogate",
             dependencies: [
-                "GatewayConfig", "GyroStore", "Capture", "Daemon", "Admin", "BLEHost", "BluetoothWire", "Doctor",
+                "GatewayConfig", "GyroStore", "Capture", "Daemon", "Admin", "BLEHost", "BluetoothWire", "Doctor", "ZoneInfo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -145,7 +148,8 @@ let package = Package(
         .testTarget(name: "SensorsTests", dependencies: ["Sensors", "MetaWear", "Capture", "GyroStore", "BLEHost", "TestSupport", "PeerSupport"]),
         .testTarget(name: "BLEHostTests", dependencies: ["BLEHost", "BluetoothWire", "HCI", "GAP", "L2CAP", "ATT", "PeerSupport",
                                                          .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "GatewayConfigTests", dependencies: ["GatewayConfig"]),
+        .testTarget(name: "GatewayConfigTests", dependencies: ["GatewayConfig", "ZoneInfo"]),
+        .testTarget(name: "ZoneInfoTests", dependencies: ["ZoneInfo"]),
         .testTarget(name: "GyroStoreTests", dependencies: ["GyroStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "AdminTests", dependencies: ["Admin", "Capture", "GyroStore", "GatewayConfig", "TestSupport", .product(name: "NIOCore", package: "swift-nio")]),
         // A child process for the MQTT crash test: captures sessions and publishes them.
@@ -162,7 +166,7 @@ let package = Package(
             dependencies: ["MQTTPublisher", "Capture", "GyroStore", "TestSupport", "CMosquitto", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "DoctorTests", dependencies: ["Doctor", "GatewayConfig", "TestSupport", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "CaptureTests", dependencies: ["Capture", "GyroStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "GyroStore", "ZoneInfo", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         // Home Assistant MQTT discovery against a real mosquitto.
         .testTarget(
             name: "HomeAssistantTests",

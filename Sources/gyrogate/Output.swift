@@ -1,4 +1,5 @@
 import Foundation
+import ZoneInfo
 
 struct StandardError: TextOutputStream {
     mutating func write(_ string: String) { FileHandle.standardError.write(Data(string.utf8)) }
@@ -26,7 +27,7 @@ struct Table {
 
 func formatDuration(ms: Double) -> String {
     let seconds = Int(ms / 1000)
-    return String(format: "%d:%02d:%02d", seconds / 3600, seconds / 60 % 60, seconds % 60)
+    return "\(seconds / 3600):" + zeroPadded(seconds / 60 % 60, width: 2) + ":" + zeroPadded(seconds % 60, width: 2)
 }
 
 func printJSON(_ object: Any) throws {

@@ -5,6 +5,7 @@ import Foundation
 import GatewayConfig
 import GyroStore
 import Logging
+import ZoneInfo
 
 /// Where the offline commands find the store: `--data-dir`, or the one a configuration names.
 struct StoreLocation: ParsableArguments {
@@ -40,11 +41,15 @@ struct StoreLocation: ParsableArguments {
             throw ValidationError("name the store with --data-dir or --config")
         }
         let zone = try timeZone.map { name in
-            guard let zone = TimeZone(identifier: name) else { throw ValidationError("\"\(name)\" is not an IANA time zone") }
-            return zone
-        } ?? configuration?.timeZone ?? .current
+            do { return try Zone.named(name) } catch { throw ValidationError("\"\(name)\" is not an IANA time zone (\(error))") }
+        } ?? configuration?.timeZone ?? systemZone()
         let calendar = PeriodCalendar(timeZone: zone, firstWeekday: configuration?.firstWeekday ?? 2)
         return (try GyroStore.open(directory: directory, logger: logger), calendar)
+    }
+
+    /// The machine's zone, as Foundation's `TimeZone.current` was: UTC when it has no name.
+    func systemZone() -> Zone {
+        Zone.systemIdentifier().flatMap { try? Zone.named($0) } ?? .utc
     }
 }
 

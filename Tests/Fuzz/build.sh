@@ -32,7 +32,8 @@ FLAGS=(-O -gline-tables-only -sanitize=fuzzer,address -swift-version 6 -enable-u
 # Module dependencies, as in the root Package.swift.
 deps() {
     case "$1" in
-        BluetoothWire|MetaWear|GatewayConfig) echo "" ;;
+        BluetoothWire|MetaWear|ZoneInfo) echo "" ;;
+        GatewayConfig) echo "ZoneInfo" ;;
         HCI|L2CAP|ATT) echo "BluetoothWire" ;;
     esac
 }
