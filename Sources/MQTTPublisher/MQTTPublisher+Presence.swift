@@ -1,5 +1,5 @@
 import CMosquitto
-import FoundationEssentials
+import Foundation
 import GyroStore
 import Logging
 import ZoneInfo

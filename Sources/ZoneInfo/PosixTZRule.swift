@@ -63,20 +63,25 @@ public struct PosixTZRule: Sendable, Equatable {
     public func offset(atEpochSeconds epochSeconds: Int) -> (seconds: Int, isDaylight: Bool) {
         guard let daylight else { return (standardOffset, false) }
         let year = CivilDate(daysSinceEpoch: floorDivide(epochSeconds + standardOffset, 86_400)).year
-        // The transitions of the neighbouring years as well: with times up to 167 hours, or a
+        // The changes of the neighbouring years as well: with times up to 167 hours, or a
         // southern zone whose daylight time spans the new year, the one in force may be last year's.
         var latest: (at: Int, isDaylight: Bool)?
         for candidateYear in year - 1...year + 1 {
-            let starts = daylight.start.daysSinceEpoch(year: candidateYear) * 86_400 + daylight.start.time - standardOffset
-            let ends = daylight.end.daysSinceEpoch(year: candidateYear) * 86_400 + daylight.end.time - daylight.offset
-            // At equal instants (daylight time all year: one year's end is the next one's start)
-            // daylight time wins, so it is placed after.
-            for event in [(at: ends, isDaylight: false), (at: starts, isDaylight: true)] where event.at <= epochSeconds {
-                if let current = latest, (current.at, current.isDaylight ? 1 : 0) > (event.at, event.isDaylight ? 1 : 0) { continue }
-                latest = event
+            for change in changes(year: candidateYear) where change.at <= epochSeconds {
+                // At equal instants (daylight time all year: one year's end is the next one's
+                // start) daylight time wins.
+                if let current = latest, (current.at, current.isDaylight ? 1 : 0) > (change.at, change.isDaylight ? 1 : 0) { continue }
+                latest = change
             }
         }
         let isDaylight = latest?.isDaylight ?? false
         return (isDaylight ? daylight.offset : standardOffset, isDaylight)
+    }
+
+    /// The instants (epoch seconds) at which daylight time ends and starts in `year`.
+    func changes(year: Int) -> [(at: Int, isDaylight: Bool)] {
+        guard let daylight else { return [] }
+        return [(daylight.end.daysSinceEpoch(year: year) * 86_400 + daylight.end.time - daylight.offset, false),
+                (daylight.start.daysSinceEpoch(year: year) * 86_400 + daylight.start.time - standardOffset, true)]
     }
 }

@@ -47,7 +47,8 @@ extension Zone {
     static let maximumFileSize = 1 << 20
 
     static func readZoneFile(_ path: String, name: String) throws(ZoneInfoError) -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        // Non-blocking so that a FIFO where a zone should be is refused below rather than waited on.
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else {
             let code = errno
             if code == ENOENT || code == ENOTDIR { throw .unknownZone(name, path: path) }

@@ -21,7 +21,7 @@ SWIFTC="${SWIFTC:-swiftc}"
 SWIFT="${SWIFT:-swift}"
 mkdir -p "$OBJ" "$BIN"
 
-ALL_TARGETS=(h4 acl att metawear config admin)
+ALL_TARGETS=(h4 acl att metawear config zoneinfo admin)
 TARGETS=("$@")
 [ ${#TARGETS[@]} -eq 0 ] && TARGETS=("${ALL_TARGETS[@]}")
 
@@ -141,6 +141,7 @@ for target in "${TARGETS[@]}"; do
         att) build_target att FuzzATT.swift ATT ;;
         metawear) build_target metawear FuzzMetaWear.swift MetaWear ;;
         config) build_target config FuzzConfig.swift GatewayConfig ;;
+        zoneinfo) build_target zoneinfo FuzzZoneInfo.swift ZoneInfo ;;
         admin) build_admin ;;
         *) echo "build.sh: unknown target $target (known: ${ALL_TARGETS[*]})" >&2; exit 2 ;;
     esac

@@ -26,6 +26,14 @@ final class FirstInstantTests: XCTestCase {
         }
     }
 
+    /// Samoa skipped 2011-12-30 entirely: that day "starts" where 2011-12-31 does.
+    func testADayTheClocksSkip() throws {
+        let apia = try Zone.named("Pacific/Apia")
+        XCTAssertEqual(apia.firstInstant(of: day(2011, 12, 30)), 1_325_239_200)
+        XCTAssertEqual(apia.firstInstant(of: day(2011, 12, 31)), 1_325_239_200)
+        XCTAssertEqual(apia.localDate(atEpochSeconds: 1_325_239_199), day(2011, 12, 29))
+    }
+
     /// Every day of 2000-2040 in zones with odd offsets and changes: the day before the first
     /// instant is the previous day, and days are 23 to 25 hours long (Lord Howe: 23.5 to 24.5).
     func testConsecutiveDays() throws {
