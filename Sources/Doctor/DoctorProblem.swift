@@ -1,7 +1,7 @@
 import FoundationEssentials
+import GatewayConfig
 import Glibc
 import ZoneInfo
-import GatewayConfig
 
 /// Something `gyrogate doctor` found wrong, with what to do about it in one line.
 public enum DoctorProblem: Error, Sendable, Equatable, CustomStringConvertible {

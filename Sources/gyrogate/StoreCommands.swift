@@ -40,8 +40,10 @@ struct StoreLocation: ParsableArguments {
         guard let directory = dataDir ?? configuration?.dataDirectory else {
             throw ValidationError("name the store with --data-dir or --config")
         }
-        let zone = try timeZone.map { name in
-            do { return try Zone.named(name) } catch { throw ValidationError("\"\(name)\" is not an IANA time zone (\(error))") }
+        let zone = try timeZone.map { name throws -> Zone in
+            do { return try Zone.named(name) } catch ZoneInfoError.unknownZone, ZoneInfoError.invalidName {
+                throw ValidationError("\"\(name)\" is not an IANA time zone")
+            } catch { throw ValidationError("--time-zone \"\(name)\": \(error)") }
         } ?? configuration?.timeZone ?? systemZone()
         let calendar = PeriodCalendar(timeZone: zone, firstWeekday: configuration?.firstWeekday ?? 2)
         return (try GyroStore.open(directory: directory, logger: logger), calendar)
