@@ -58,7 +58,8 @@ extension Zone {
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
         guard status.st_mode & S_IFMT == S_IFREG else {
-            if status.st_mode & S_IFMT == S_IFDIR { throw .unknownZone(name, path: path + " is a folder of zones") }
+            // A folder of zones ("America") is not a zone.
+            if status.st_mode & S_IFMT == S_IFDIR { throw .unknownZone(name, path: path) }
             throw .unreadable(path: path, reason: "not a regular file")
         }
         guard Int(status.st_size) <= maximumFileSize else {

@@ -3,7 +3,7 @@
 public enum ZoneInfoError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The name cannot be a zone: empty, absolute, with `..`, or with characters no zone has.
     case invalidName(String, reason: String)
-    /// No file of that name in the zoneinfo folder.
+    /// No zone file of that name in the zoneinfo folder (nothing, or a folder of zones).
     case unknownZone(String, path: String)
     /// The file exists but cannot be read (permissions, a folder, too large).
     case unreadable(path: String, reason: String)
@@ -17,7 +17,7 @@ public enum ZoneInfoError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidName(let name, let reason):
             "\"\(name)\" is not a time zone name: \(reason)"
         case .unknownZone(let name, let path):
-            "no time zone \"\(name)\" (\(path) does not exist)"
+            "no time zone \"\(name)\" (no zone file at \(path))"
         case .unreadable(let path, let reason):
             "cannot read the zone file \(path): \(reason)"
         case .malformed(let path, let problem):
