@@ -24,7 +24,10 @@ let package = Package(
         .target(name: "JSON", swiftSettings: strict),
         // Paths split and joined as text, trimming: what FoundationEssentials lacks of NSString.
         .target(name: "TextTools", swiftSettings: strict),
-        .target(name: "GatewayConfig", dependencies: ["JSON", "TextTools"], swiftSettings: strict),
+        // IANA time zones from the system's compiled tzdata (TZif) and civil-date arithmetic,
+        // so that nothing needs Foundation's TimeZone/Calendar (and ICU).
+        .target(name: "ZoneInfo", swiftSettings: strict),
+        .target(name: "GatewayConfig", dependencies: ["JSON", "TextTools", "ZoneInfo"], swiftSettings: strict),
         // Detached POSIX threads for blocking loops (no Foundation Thread).
         .target(name: "PosixThreads", swiftSettings: strict),
         // Bluetooth LE host, bottom up: wire primitives, HCI, GAP advertising data, L2CAP, ATT.
@@ -58,7 +61,7 @@ let package = Package(
         ),
         .target(
             name: "Capture",
-            dependencies: ["GyroStore", "JSON", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["GyroStore", "JSON", "ZoneInfo", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         // The admin API: HTTP/1.1 + JSON on a unix socket, Prometheus metrics, systemd notify.
@@ -81,7 +84,7 @@ let package = Package(
         .target(
             name: "MQTTPublisher",
             dependencies: [
-                "CMosquitto", "GyroStore", "JSON", "PosixThreads",
+                "CMosquitto", "GyroStore", "JSON", "PosixThreads", "ZoneInfo",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -90,7 +93,7 @@ let package = Package(
         .target(
             name: "Daemon",
             dependencies: [
-                "GatewayConfig", "GyroStore", "Capture", "Admin", "MQTTPublisher", "Sensors", "BLEHost", "MetaWear", "CMalloc", "JSON",
+                "GatewayConfig", "GyroStore", "Capture", "Admin", "MQTTPublisher", "Sensors", "BLEHost", "MetaWear", "CMalloc", "JSON", "ZoneInfo",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -100,7 +103,7 @@ let package = Package(
         .target(
             name: "Doctor",
             dependencies: [
-                "GatewayConfig", "BLEHost", "MQTTPublisher", "Daemon", "Admin", "GyroStore", "TextTools",
+                "GatewayConfig", "BLEHost", "MQTTPublisher", "Daemon", "Admin", "GyroStore", "TextTools", "ZoneInfo",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -108,7 +111,7 @@ let package = Package(
         .executableTarget(
             name: "gyrogate",
             dependencies: [
-                "GatewayConfig", "GyroStore", "Capture", "Daemon", "Admin", "BLEHost", "BluetoothWire", "Doctor", "JSON", "TextTools",
+                "GatewayConfig", "GyroStore", "Capture", "Daemon", "Admin", "BLEHost", "BluetoothWire", "Doctor", "JSON", "TextTools", "ZoneInfo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -152,9 +155,10 @@ let package = Package(
         .testTarget(name: "SensorsTests", dependencies: ["Sensors", "MetaWear", "Capture", "GyroStore", "BLEHost", "TestSupport", "PeerSupport"]),
         .testTarget(name: "BLEHostTests", dependencies: ["BLEHost", "BluetoothWire", "HCI", "GAP", "L2CAP", "ATT", "PeerSupport",
                                                          .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "GatewayConfigTests", dependencies: ["GatewayConfig"]),
+        .testTarget(name: "GatewayConfigTests", dependencies: ["GatewayConfig", "ZoneInfo"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "TextToolsTests", dependencies: ["TextTools"]),
+        .testTarget(name: "ZoneInfoTests", dependencies: ["ZoneInfo"]),
         .testTarget(name: "GyroStoreTests", dependencies: ["GyroStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "AdminTests", dependencies: ["Admin", "Capture", "GyroStore", "GatewayConfig", "JSON", "TestSupport", .product(name: "NIOCore", package: "swift-nio")]),
         // A child process for the MQTT crash test: captures sessions and publishes them.
@@ -171,7 +175,7 @@ let package = Package(
             dependencies: ["MQTTPublisher", "Capture", "GyroStore", "TestSupport", "CMosquitto", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "DoctorTests", dependencies: ["Doctor", "GatewayConfig", "TestSupport", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "CaptureTests", dependencies: ["Capture", "GyroStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "GyroStore", "ZoneInfo", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         // Home Assistant MQTT discovery against a real mosquitto.
         .testTarget(
             name: "HomeAssistantTests",

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(libsqlite3-dev libbluetooth-dev libmosquitto-dev mosquitto mosquitto-clients openssl systemd)
+packages=(libsqlite3-dev libbluetooth-dev libmosquitto-dev mosquitto mosquitto-clients openssl systemd tzdata)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

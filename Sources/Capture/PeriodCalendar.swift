@@ -1,55 +1,58 @@
-import Foundation
+import FoundationEssentials
+import ZoneInfo
 
 /// Calendar periods an operator asks about.
 public enum Period: String, Sendable, CaseIterable {
     case today, week, month, all
 }
 
-/// Local calendar arithmetic in the gateway's zone. Periods are computed by the calendar, not
-/// by adding 24-hour days, so a day with a DST change is 23 or 25 hours long and a month ends
-/// where it ends. A session belongs to the period in which it started (its `localDate`).
+/// Local calendar arithmetic in the gateway's zone. Periods run from the first instant of one
+/// local day to the first instant of another, never by adding 24-hour days, so a day with a DST
+/// change is 23 or 25 hours long and a month ends where it ends. A session belongs to the period
+/// in which it started (its `localDate`).
 public struct PeriodCalendar: Sendable {
-    public let calendar: Calendar
+    public let timeZone: Zone
+    /// 1 = Sunday … 7 = Saturday; weeks start on this day (the configuration's `firstWeekday`).
+    public let firstWeekday: Int
 
-    public init(timeZone: TimeZone, firstWeekday: Int = 2) {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        calendar.firstWeekday = firstWeekday
-        calendar.minimumDaysInFirstWeek = 4
-        self.calendar = calendar
+    public init(timeZone: Zone, firstWeekday: Int = 2) {
+        self.timeZone = timeZone
+        self.firstWeekday = (1...7).contains(firstWeekday) ? firstWeekday : 2
     }
 
     /// `[start, end)` in epoch milliseconds of the period containing `date`.
     public func interval(of period: Period, containing date: Date) -> (startMs: Double, endMs: Double) {
-        let component: Calendar.Component
+        let seconds = date.timeIntervalSince1970.rounded(.down)
+        guard seconds.isFinite, abs(seconds) < 1e15 else { return (-.infinity, .infinity) }
+        let day = timeZone.localDate(atEpochSeconds: Int(seconds))
+        let first: CivilDate, next: CivilDate
         switch period {
         case .all: return (-.infinity, .infinity)
-        case .today: component = .day
-        case .week: component = .weekOfYear
-        case .month: component = .month
+        case .today: (first, next) = (day, day.adding(days: 1))
+        case .week:
+            first = day.adding(days: -((day.weekday - firstWeekday + 7) % 7))
+            next = first.adding(days: 7)
+        case .month: (first, next) = (day.firstOfMonth, day.firstOfNextMonth)
         }
-        guard let interval = calendar.dateInterval(of: component, for: date) else { return (-.infinity, .infinity) }
-        return (interval.start.timeIntervalSince1970 * 1000, interval.end.timeIntervalSince1970 * 1000)
+        return (Double(timeZone.firstInstant(of: first)) * 1000, Double(timeZone.firstInstant(of: next)) * 1000)
     }
 
     /// `yyyy-MM-dd` of the local day containing `epochMs`.
     public func localDate(epochMs: Double) -> String {
-        let parts = calendar.dateComponents([.year, .month, .day], from: Date(timeIntervalSince1970: epochMs / 1000))
-        return String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
+        let seconds = (epochMs / 1000).rounded(.down)
+        guard seconds.isFinite, abs(seconds) < 1e15 else { return "0000-00-00" }
+        return timeZone.localDate(atEpochSeconds: Int(seconds)).description
     }
 
-    /// A day number that increases by one per local calendar day (for streaks).
+    /// The first instant of the local day `localDate` (`yyyy-MM-dd`), in epoch milliseconds.
+    public func startMs(localDate: String) -> Double? {
+        CivilDate(localDate).map { Double(timeZone.firstInstant(of: $0)) * 1000 }
+    }
+
+    /// A day number that increases by one per local calendar day (for streaks): days since
+    /// 1970-01-01 in the proleptic Gregorian calendar.
     public func dayNumber(localDate: String) -> Int? {
-        let parts = localDate.split(separator: "-").compactMap { Int($0) }
-        guard parts.count == 3 else { return nil }
-        // Days since 1970-01-01 in the proleptic Gregorian calendar (civil-from-days inverse).
-        let y = parts[1] <= 2 ? parts[0] - 1 : parts[0]
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let mp = (parts[1] + 9) % 12
-        let doy = (153 * mp + 2) / 5 + parts[2] - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
+        CivilDate(localDate)?.daysSinceEpoch
     }
 
     /// An identifier of the week containing the local day, for "sessions in one week" rules.

@@ -1,8 +1,9 @@
 import Admin
 import BLEHost
-import Foundation
+import FoundationEssentials
 import MQTTPublisher
 import Sensors
+import ZoneInfo
 
 extension AdminProviders {
     /// The admin API's view of the modules it does not import: the MQTT publisher (state with
@@ -11,9 +12,9 @@ extension AdminProviders {
         AdminProviders(
             publisherStatus: {
                 let status = await publisher.status
-                var detail = status.connectedSince.map { "connected since \(ISO8601DateFormatter().string(from: $0)), MQTT \(status.protocolVersion)" }
+                var detail = status.connectedSince.map { "connected since \($0.iso8601UTC), MQTT \(status.protocolVersion)" }
                 if let error = status.lastError {
-                    detail = [detail, "last error at \(ISO8601DateFormatter().string(from: error.at)): \(error)"].compactMap { $0 }.joined(separator: "; ")
+                    detail = [detail, "last error at \(error.at.iso8601UTC): \(error)"].compactMap { $0 }.joined(separator: "; ")
                 }
                 return Admin.PublisherStatus(state: status.state.rawValue, detail: detail, publishedTotal: Int64(status.acknowledged))
             },

@@ -1,5 +1,7 @@
-import Foundation
+import FoundationEssentials
 import GatewayConfig
+import Glibc
+import ZoneInfo
 
 /// Something `gyrogate doctor` found wrong, with what to do about it in one line.
 public enum DoctorProblem: Error, Sendable, Equatable, CustomStringConvertible {
@@ -160,7 +162,7 @@ public enum DoctorProblem: Error, Sendable, Equatable, CustomStringConvertible {
         case .adminOpenToEveryone(let mode):
             "admin.mode \(octal(mode)) lets any local user open the socket and neither admin.allowedUids nor admin.allowedGroups is set: anyone may POST/DELETE"
         case .clockImplausible(let now):
-            "the clock says \(now.formatted(.iso8601)), before 2024: no RTC and no NTP sync yet?"
+            "the clock says \(now.iso8601UTC), before 2024: no RTC and no NTP sync yet?"
         }
     }
 
@@ -258,7 +260,10 @@ func formatBytes(_ bytes: Int64) -> String {
         value /= 1024
         unit += 1
     }
-    return unit == 0 ? "\(bytes) B" : String(format: "%.1f", value) + " " + units[unit]
+    guard unit > 0 else { return "\(bytes) B" }
+    // One decimal as printf's "%.1f" gives it (ties to even); value is below 1024 here.
+    let tenths = Int((value * 10).rounded(.toNearestOrEven))
+    return "\(tenths / 10).\(tenths % 10) " + units[unit]
 }
 
 /// `: gyro.odrHz, mqtt.host` for the keys the problems name, or nothing.

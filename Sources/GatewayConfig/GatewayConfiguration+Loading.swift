@@ -1,4 +1,5 @@
 import Foundation
+import ZoneInfo
 
 extension GatewayConfiguration {
     /// The environment variable that may carry the MQTT password instead of `mqtt.passwordFile`.
@@ -50,10 +51,18 @@ struct ConfigTreeReader {
         guard let top = ObjectReader(root, path: "", keys: Self.topKeys, sink: sink) else { return nil }
         let gatewayId = identifier(top, "gatewayId", default: nil) ?? ""
         let dataDirectory = resolve(top.string("dataDirectory", default: "data") ?? "data")
-        let zoneName = top.string("timeZone", default: TimeZone.current.identifier) ?? "UTC"
-        var zone = TimeZone(identifier: "UTC")!
-        if let named = TimeZone(identifier: zoneName), zoneName.contains("/") || zoneName == "UTC" { zone = named }
-        else { sink.add("timeZone", "\"\(zoneName)\" is not an IANA time zone name (for example \"Europe/London\")") }
+        // Without the key, the machine's zone; one it cannot name (Foundation called it "GMT") is
+        // refused below, as before, rather than silently taken as UTC.
+        let zoneName = top.string("timeZone", default: Zone.systemIdentifier() ?? "GMT") ?? "UTC"
+        var zone = Zone.utc
+        switch Result(catching: { () throws(ZoneInfoError) in try Zone.named(zoneName) }) {
+        case .success(let named) where zoneName.contains("/") || zoneName == "UTC": zone = named
+        case .failure(.malformed(let path, let problem)):
+            sink.add("timeZone", "\"\(zoneName)\" cannot be used: \(path) is not a valid zone file (\(problem)); reinstall the tzdata package")
+        case .failure(.unreadable(let path, let reason)):
+            sink.add("timeZone", "\"\(zoneName)\" cannot be used: cannot read \(path) (\(reason))")
+        default: sink.add("timeZone", "\"\(zoneName)\" is not an IANA time zone name (for example \"Europe/London\")")
+        }
         let weekdayName = (top.string("firstWeekday", default: "monday") ?? "monday").lowercased()
         var firstWeekday = 2
         if let index = Self.weekdays.firstIndex(of: weekdayName) { firstWeekday = index + 1 }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import ZoneInfo
 
 /// The whole configuration of one gateway, as read from `config.json`.
 /// Every field has a documented default except the ones a gateway cannot guess.
@@ -9,8 +10,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
     /// taken from the configuration file's folder).
     public var dataDirectory: String
     /// IANA zone in which "today", "this week" and "this month" are calendar periods.
-    public var timeZone: TimeZone
-    /// First day of the week, 1 = Sunday … 7 = Saturday (`Calendar.firstWeekday`); ISO Monday by default.
+    public var timeZone: Zone
+    /// First day of the week, 1 = Sunday … 7 = Saturday; ISO Monday by default.
     public var firstWeekday: Int
     public var bluetooth: BluetoothSettings
     public var sensors: [SensorSettings]

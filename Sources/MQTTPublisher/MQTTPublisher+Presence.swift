@@ -2,6 +2,7 @@ import CMosquitto
 import Foundation
 import GyroStore
 import Logging
+import ZoneInfo
 
 /// The retained `gyrogate/{gatewayId}/status` document; its last will says offline.
 extension MQTTPublisher {
@@ -9,7 +10,7 @@ extension MQTTPublisher {
         guard let connection else { return }
         let body: String
         if online {
-            let started = ISO8601DateFormatter().string(from: startedAt)
+            let started = startedAt.iso8601UTC
             body = #"{"state":"online","version":"\#(jsonEscaped(configuration.version))","startedAt":"\#(started)","sessions":\#(status.connections)}"#
         } else {
             body = #"{"state":"offline"}"#

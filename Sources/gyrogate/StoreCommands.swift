@@ -6,6 +6,7 @@ import GatewayConfig
 import GyroStore
 import JSON
 import Logging
+import ZoneInfo
 
 /// Where the offline commands find the store: `--data-dir`, or the one a configuration names.
 struct StoreLocation: ParsableArguments {
@@ -40,12 +41,18 @@ struct StoreLocation: ParsableArguments {
         guard let directory = dataDir ?? configuration?.dataDirectory else {
             throw ValidationError("name the store with --data-dir or --config")
         }
-        let zone = try timeZone.map { name in
-            guard let zone = TimeZone(identifier: name) else { throw ValidationError("\"\(name)\" is not an IANA time zone") }
-            return zone
-        } ?? configuration?.timeZone ?? .current
+        let zone = try timeZone.map { name throws -> Zone in
+            do { return try Zone.named(name) } catch ZoneInfoError.unknownZone, ZoneInfoError.invalidName {
+                throw ValidationError("\"\(name)\" is not an IANA time zone")
+            } catch { throw ValidationError("--time-zone \"\(name)\": \(error)") }
+        } ?? configuration?.timeZone ?? systemZone()
         let calendar = PeriodCalendar(timeZone: zone, firstWeekday: configuration?.firstWeekday ?? 2)
         return (try GyroStore.open(directory: directory, logger: logger), calendar)
+    }
+
+    /// The machine's zone, as Foundation's `TimeZone.current` was: UTC when it has no name.
+    func systemZone() -> Zone {
+        Zone.systemIdentifier().flatMap { try? Zone.named($0) } ?? .utc
     }
 }
 

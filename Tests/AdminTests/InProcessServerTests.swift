@@ -28,7 +28,7 @@ final class InProcessServerTests: XCTestCase {
         let configuration = try GatewayConfiguration.parse(Data(json.utf8), baseDirectory: directory.path)
         let store = try GyroStore.open(directory: directory.file("data"), logger: testLogger())
         let engine = CaptureEngine(store: store, rules: CaptureRules(chunkSize: 100, commitInterval: commitInterval),
-                                   calendar: PeriodCalendar(timeZone: TimeZone(identifier: "UTC")!), logger: testLogger())
+                                   calendar: PeriodCalendar(timeZone: .utc), logger: testLogger())
         let api = AdminAPI(configuration: configuration, store: store, engine: engine, providers: providers, version: "test",
                            access: try AdminAccessPolicy())
         return Fixture(directory: directory, store: store, engine: engine, api: api)

@@ -3,6 +3,7 @@ import Foundation
 import GyroStore
 import TestSupport
 import XCTest
+import ZoneInfo
 
 final class CaptureDocumentsTests: XCTestCase {
     let sensor = SensorIdentity(device: "C4:BE:84:00:00:01", userId: "user-1")
@@ -12,7 +13,7 @@ final class CaptureDocumentsTests: XCTestCase {
                     rules: (inout CaptureRules) -> Void = { _ in }) -> CaptureEngine {
         var captureRules = CaptureRules(chunkSize: chunkSize, commitInterval: .seconds(60))
         rules(&captureRules)
-        return CaptureEngine(store: store, rules: captureRules, calendar: PeriodCalendar(timeZone: TimeZone(identifier: "Europe/London")!),
+        return CaptureEngine(store: store, rules: captureRules, calendar: PeriodCalendar(timeZone: try! Zone.named("Europe/London")),
                              renderer: DocumentRenderer(location: location.map { (latitude: $0.0, longitude: $0.1) }), logger: testLogger(), now: now)
     }
 
@@ -249,7 +250,7 @@ final class CommitterTests: XCTestCase {
         let store = try GyroStore.inMemory(logger: testLogger())
         var rules = CaptureRules(chunkSize: 500, commitInterval: .milliseconds(10))
         rules.idleTimeoutMs = 5_000
-        let engine = CaptureEngine(store: store, rules: rules, calendar: PeriodCalendar(timeZone: TimeZone(identifier: "UTC")!), logger: testLogger())
+        let engine = CaptureEngine(store: store, rules: rules, calendar: PeriodCalendar(timeZone: .utc), logger: testLogger())
         let sensor = SensorIdentity(device: "C4:BE:84:00:00:02", userId: "replay")
         let t0 = 1_600_000_000_000.0
         try await withThrowingTaskGroup(of: Void.self) { group in

@@ -37,7 +37,7 @@ final class CrashRecoveryTests: XCTestCase {
         }
         // A last start closes the session the final kill left open; everything is still there.
         let store = try GyroStore.open(directory: folder.path, logger: testLogger())
-        let engine = CaptureEngine(store: store, rules: CaptureRules(chunkSize: 500), calendar: PeriodCalendar(timeZone: TimeZone(identifier: "UTC")!), logger: testLogger())
+        let engine = CaptureEngine(store: store, rules: CaptureRules(chunkSize: 500), calendar: PeriodCalendar(timeZone: .utc), logger: testLogger())
         _ = try await engine.recover()
         let open = try await store.openSessions()
         XCTAssertEqual(open.count, 0)

@@ -32,7 +32,7 @@ final class DiskFullTests: XCTestCase {
         XCTAssertEqual(store.reserve?.isFilled, true)
         var rules = CaptureRules(chunkSize: 500, commitInterval: .milliseconds(20))
         rules.fullBufferSamples = 1000
-        let engine = CaptureEngine(store: store, rules: rules, calendar: PeriodCalendar(timeZone: TimeZone(identifier: "UTC")!),
+        let engine = CaptureEngine(store: store, rules: rules, calendar: PeriodCalendar(timeZone: .utc),
                                    logger: testLogger())
         let session = try await engine.startSession(sensor: sensor, atMs: t0)
         await feed(engine, 0..<5000)

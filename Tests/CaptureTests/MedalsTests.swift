@@ -3,16 +3,15 @@ import Foundation
 import GyroStore
 import TestSupport
 import XCTest
+import ZoneInfo
 
 final class MedalsTests: XCTestCase {
-    let calendar = PeriodCalendar(timeZone: TimeZone(identifier: "Europe/London")!)
+    let calendar = PeriodCalendar(timeZone: try! Zone.named("Europe/London"))
 
     func history(_ days: [(String, Double)]) -> [(localDate: String, weekKey: String, durationMs: Double)] {
         days.map { day in
-            let parts = day.0.split(separator: "-").map { Int($0)! }
-            var components = DateComponents()
-            (components.year, components.month, components.day, components.hour) = (parts[0], parts[1], parts[2], 12)
-            let ms = calendar.calendar.date(from: components)!.timeIntervalSince1970 * 1000
+            // Midday of the local day (12 hours after its start, 13:00 on a 23-hour day).
+            let ms = calendar.startMs(localDate: day.0)! + 12 * 3_600_000
             return (day.0, calendar.weekKey(epochMs: ms), day.1 * 60_000)
         }
     }
@@ -32,15 +31,13 @@ final class MedalsTests: XCTestCase {
         let medals = Medals.evaluate(history(days), calendar: calendar)
         XCTAssertTrue(medals["sevenDayStreak"])
         let thirty = Medals.evaluate(history((0..<30).map { offset in
-            let date = Calendar(identifier: .gregorian).date(byAdding: .day, value: offset, to: DateComponents(calendar: .init(identifier: .gregorian), year: 2026, month: 1, day: 20).date!)!
-            let parts = Calendar(identifier: .gregorian).dateComponents([.year, .month, .day], from: date)
-            return (String(format: "%04d-%02d-%02d", parts.year!, parts.month!, parts.day!), 1.0)
+            (CivilDate(year: 2026, month: 1, day: 20)!.adding(days: offset).description, 1.0)
         }), calendar: calendar)
         XCTAssertTrue(thirty["thirtyDayStreak"], "Jan 20 to Feb 18")
     }
 
     func testCountsDurationsWeeksAndMonths() {
-        let ten = Medals.evaluate(history((1...10).map { ("2026-05-\(String(format: "%02d", $0 * 2))", 12.0) }), calendar: calendar)
+        let ten = Medals.evaluate(history((1...10).map { ("2026-05-\(zeroPadded($0 * 2, width: 2))", 12.0) }), calendar: calendar)
         XCTAssertTrue(ten["tenSessions"])
         XCTAssertTrue(ten["tenMinuteSession"])
         XCTAssertFalse(ten["thirtyMinuteSession"])
@@ -50,10 +47,10 @@ final class MedalsTests: XCTestCase {
         XCTAssertFalse(week["fiveSessionsInAWeek"])
         let fullWeek = Medals.evaluate(history([("2026-05-04", 1), ("2026-05-05", 1), ("2026-05-06", 1), ("2026-05-07", 1), ("2026-05-10", 1)]), calendar: calendar)
         XCTAssertTrue(fullWeek["fiveSessionsInAWeek"])
-        let month = Medals.evaluate(history((1...10).map { ("2026-06-\(String(format: "%02d", $0))", 60.0) }), calendar: calendar)
+        let month = Medals.evaluate(history((1...10).map { ("2026-06-\(zeroPadded($0, width: 2))", 60.0) }), calendar: calendar)
         XCTAssertTrue(month["tenHoursInAMonth"])
         XCTAssertTrue(month["hourSession"])
-        let split = Medals.evaluate(history((1...5).map { ("2026-06-\(String(format: "%02d", 25 + $0))", 60.0) } + (1...5).map { ("2026-07-0\($0)", 60.0) }), calendar: calendar)
+        let split = Medals.evaluate(history((1...5).map { ("2026-06-\(zeroPadded(25 + $0, width: 2))", 60.0) } + (1...5).map { ("2026-07-0\($0)", 60.0) }), calendar: calendar)
         XCTAssertFalse(split["tenHoursInAMonth"], "10 hours over two months is not 10 hours in one month")
     }
 

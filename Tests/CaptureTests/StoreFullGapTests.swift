@@ -34,7 +34,7 @@ final class StoreFullGapTests: XCTestCase {
         // ~36 KB per 500-point chunk document: 30 chunks need about twice this budget.
         let store = try GyroStore.open(directory: folder.path, maxBytes: 640 << 10, logger: testLogger())
         let engine = CaptureEngine(store: store, rules: CaptureRules(chunkSize: chunkSize, commitInterval: .seconds(60)),
-                                   calendar: PeriodCalendar(timeZone: TimeZone(identifier: "UTC")!), logger: testLogger())
+                                   calendar: PeriodCalendar(timeZone: .utc), logger: testLogger())
         let session = try await engine.startSession(sensor: sensor, atMs: t0)
         try await feed(engine, 0..<lostOnAir.lowerBound)
         try await feed(engine, lostOnAir.upperBound..<15_010)  // 30 full chunks, nothing published

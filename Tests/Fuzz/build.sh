@@ -22,7 +22,7 @@ SWIFTC="${SWIFTC:-swiftc}"
 SWIFT="${SWIFT:-swift}"
 mkdir -p "$OBJ" "$BIN"
 
-ALL_TARGETS=(h4 acl att metawear config admin)
+ALL_TARGETS=(h4 acl att metawear config zoneinfo admin)
 TARGETS=("$@")
 [ ${#TARGETS[@]} -eq 0 ] && TARGETS=("${ALL_TARGETS[@]}")
 
@@ -33,8 +33,8 @@ FLAGS=(-O -gline-tables-only -sanitize=fuzzer,address -swift-version 6 -enable-u
 # Module dependencies, as in the root Package.swift.
 deps() {
     case "$1" in
-        BluetoothWire|MetaWear|JSON|TextTools) echo "" ;;
-        GatewayConfig) echo "JSON TextTools" ;;
+        BluetoothWire|MetaWear|JSON|TextTools|ZoneInfo) echo "" ;;
+        GatewayConfig) echo "JSON TextTools ZoneInfo" ;;
         HCI|L2CAP|ATT) echo "BluetoothWire" ;;
     esac
 }
@@ -147,6 +147,7 @@ for target in "${TARGETS[@]}"; do
         att) build_target att FuzzATT.swift ATT ;;
         metawear) build_target metawear FuzzMetaWear.swift MetaWear ;;
         config) build_target config FuzzConfig.swift GatewayConfig ;;
+        zoneinfo) build_target zoneinfo FuzzZoneInfo.swift ZoneInfo ;;
         admin) build_admin ;;
         *) echo "build.sh: unknown target $target (known: ${ALL_TARGETS[*]})" >&2; exit 2 ;;
     esac

@@ -203,6 +203,19 @@ def admin_seeds():
     write("admin", "leading-empty-line", b"\x06\r\nGET /v1/status?x=1 HTTP/1.1\r\n\r\n")
 
 
+
+def zoneinfo_seeds():
+    # Real TZif files (v2 and v3 footers, southern hemisphere, 30- and 45-minute offsets) from this
+    # machine's tzdata, and footer rules on their own.
+    for name in ["Europe/Berlin", "Australia/Sydney", "America/Santiago", "Asia/Kolkata", "Pacific/Chatham", "Etc/UTC"]:
+        path = os.path.join("/usr/share/zoneinfo", name)
+        if os.path.exists(path):
+            with open(path, "rb") as f:
+                write("zoneinfo", name.replace("/", "-"), f.read())
+    for i, rule in enumerate(["CET-1CEST,M3.5.0,M10.5.0/3", "<-04>4<-03>,M9.1.6/24,M4.1.6/24", "IST-1GMT0,M10.5.0,M3.5.0/1",
+                              "EST5EDT,0/0,J365/25", "<+0330>-3:30<+0430>,J79/24,J263/24", "<+1245>-12:45<+1345>,M9.5.0/2:45,M4.1.0/3:45"]):
+        write("zoneinfo", "rule-%d" % i, rule.encode())
+
 if __name__ == "__main__":
     shutil.rmtree(os.path.join(HERE, "Corpus"), ignore_errors=True)
     os.makedirs(os.path.join(HERE, "Corpus", "config"))
@@ -211,6 +224,7 @@ if __name__ == "__main__":
     att_seeds()
     metawear_seeds()
     config_seeds()
+    zoneinfo_seeds()
     admin_seeds()
     for target in sorted(os.listdir(os.path.join(HERE, "Corpus"))):
         files = os.listdir(os.path.join(HERE, "Corpus", target))

@@ -15,7 +15,7 @@ set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 FUZZ="$ROOT/Tests/Fuzz"
 BUILD="${GYROGATE_FUZZ_BUILD:-$ROOT/.build-fuzz}"
-ALL_TARGETS=(h4 acl att metawear config admin)
+ALL_TARGETS=(h4 acl att metawear config zoneinfo admin)
 
 limit=(-runs=20000)
 build=1

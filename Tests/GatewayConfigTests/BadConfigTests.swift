@@ -65,6 +65,9 @@ final class BadConfigTests: XCTestCase {
         try expect("bluetooth.transport", "baud rate must be one of") { $0["bluetooth"] = ["transport": "serial:/dev/ttyACM0:12345"] }
         try expect("bluetooth.maxSensors", "out of range; expected 1 to 8") { $0["bluetooth"] = ["transport": "hci:0", "maxSensors": 20] }
         try expect("timeZone", "is not an IANA time zone") { $0["timeZone"] = "Mars/Olympus_Mons" }
+        try expect("timeZone", "is not an IANA time zone") { $0["timeZone"] = "../../../etc/passwd" }
+        try expect("timeZone", "is not an IANA time zone") { $0["timeZone"] = "America" }  // a folder of zones
+        try expect("timeZone", "is not an IANA time zone") { $0["timeZone"] = "CET" }  // a file, but a legacy name
         try expect("firstWeekday", "is not a day") { $0["firstWeekday"] = "funday" }
         try expect("sensors[0].address", "is not a Bluetooth address") { $0["sensors"] = [["address": "C4:BE:84", "userId": "u"]] }
         try expect("sensors[1].address", "listed twice") {

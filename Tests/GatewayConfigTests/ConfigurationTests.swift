@@ -1,6 +1,7 @@
 import Foundation
 import GatewayConfig
 import XCTest
+import ZoneInfo
 
 final class ConfigurationTests: XCTestCase {
     func testTheShippedDefaultConfigurationLoads() throws {
@@ -11,6 +12,25 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(configuration.capture.chunkSize, 2000)
         XCTAssertEqual(configuration.firstWeekday, 2)
         XCTAssertTrue(configuration.dataDirectory.hasPrefix("/"))
+    }
+
+    /// The zone's rules come from the system's tzdata; without the key, the machine's own zone.
+    func testTimeZoneIsReadFromTheSystemsZoneFiles() throws {
+        let named = try GatewayConfiguration.parse(
+            Data(#"{"gatewayId":"g","timeZone":"Europe/Berlin","bluetooth":{"transport":"hci:0"},"mqtt":{"host":"h"}}"#.utf8),
+            baseDirectory: NSTemporaryDirectory(), environment: [:])
+        XCTAssertEqual(named.timeZone.identifier, "Europe/Berlin")
+        XCTAssertEqual(named.timeZone.offset(atEpochSeconds: 1_782_864_000), 7200)  // 2026-07-01
+        XCTAssertEqual(named.timeZone.offset(atEpochSeconds: 1_798_761_600), 3600)  // 2027-01-01
+        let utc = try GatewayConfiguration.parse(
+            Data(#"{"gatewayId":"g","timeZone":"UTC","bluetooth":{"transport":"hci:0"},"mqtt":{"host":"h"}}"#.utf8),
+            baseDirectory: NSTemporaryDirectory(), environment: [:])
+        XCTAssertEqual(utc.timeZone, .utc)
+        if let system = Zone.systemIdentifier(), system.contains("/") || system == "UTC" {
+            let unnamed = try GatewayConfiguration.parse(Data(#"{"gatewayId":"g","bluetooth":{"transport":"hci:0"},"mqtt":{"host":"h"}}"#.utf8),
+                                                         baseDirectory: NSTemporaryDirectory(), environment: [:])
+            XCTAssertEqual(unnamed.timeZone.identifier, system)
+        }
     }
 
     func testPasswordComesFromAFileOrTheEnvironmentAndIsNeverPrinted() throws {

@@ -24,7 +24,7 @@ final class Gateway: @unchecked Sendable {
         let publisher = MQTTPublisher(store: store, configuration: configuration, logger: testLogger("gyrogate.mqtt"))
         self.publisher = publisher
         engine = CaptureEngine(store: store, rules: CaptureRules(chunkSize: chunkSize, commitInterval: .milliseconds(50)),
-                               calendar: PeriodCalendar(timeZone: TimeZone(identifier: "UTC")!), logger: testLogger(),
+                               calendar: PeriodCalendar(timeZone: .utc), logger: testLogger(),
                                onCommit: { publisher.outboxChanged() })
     }
 

@@ -15,7 +15,7 @@ final class SensorFleetTests: XCTestCase {
         let connector = FakeConnector(boards: Dictionary(uniqueKeysWithValues: zip(addresses, boards)))
         let store = try GyroStore.inMemory(logger: testLogger())
         let engine = CaptureEngine(store: store, rules: CaptureRules(chunkSize: 500, commitInterval: .milliseconds(50)),
-                                   calendar: PeriodCalendar(timeZone: TimeZone(identifier: "UTC")!), logger: testLogger())
+                                   calendar: PeriodCalendar(timeZone: .utc), logger: testLogger())
         let fleet = SensorFleet(configured: [.init(address: addresses[1], userId: "known")],
                                 discovery: .init(userId: "found", maxSensors: 4, scanEvery: .milliseconds(200), scanFor: .milliseconds(10)),
                                 limit: 2, engine: engine,

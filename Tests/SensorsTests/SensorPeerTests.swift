@@ -34,7 +34,7 @@ final class SensorPeerTests: XCTestCase {
             store = try GyroStore.inMemory(logger: SensorPeerTests.logger)
             var rules = CaptureRules(chunkSize: 1000, commitInterval: .milliseconds(200))
             rules.autoStart = autoStart
-            engine = CaptureEngine(store: store, rules: rules, calendar: PeriodCalendar(timeZone: TimeZone(identifier: "UTC")!),
+            engine = CaptureEngine(store: store, rules: rules, calendar: PeriodCalendar(timeZone: .utc),
                                    logger: SensorPeerTests.logger)
         }
 

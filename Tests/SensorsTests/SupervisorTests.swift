@@ -15,7 +15,7 @@ final class SupervisorTests: XCTestCase {
         let store = try GyroStore.inMemory(logger: testLogger())
         var rules = CaptureRules(chunkSize: 500, commitInterval: .milliseconds(50))
         rules.autoStart = autoStart
-        let engine = CaptureEngine(store: store, rules: rules, calendar: PeriodCalendar(timeZone: TimeZone(identifier: "UTC")!),
+        let engine = CaptureEngine(store: store, rules: rules, calendar: PeriodCalendar(timeZone: .utc),
                                    logger: testLogger())
         return (store, engine)
     }

@@ -33,7 +33,7 @@ let configuration = try GatewayConfiguration.parse(Data("""
      "admin": {"socketPath": "\(socketPath)"}}
     """.utf8), baseDirectory: folder)
 let store = try GyroStore.open(directory: folder + "/store", logger: logger)
-let engine = CaptureEngine(store: store, rules: CaptureRules(chunkSize: 2000), calendar: PeriodCalendar(timeZone: TimeZone(identifier: "UTC")!), logger: logger)
+let engine = CaptureEngine(store: store, rules: CaptureRules(chunkSize: 2000), calendar: PeriodCalendar(timeZone: .utc), logger: logger)
 var api = AdminAPI(configuration: configuration, store: store, engine: engine, version: "bench", access: try AdminAccessPolicy())
 let server = AdminServer(api: api, settings: configuration.admin, logger: logger)
 let listener = try await server.bind()

@@ -40,7 +40,7 @@ func seconds(_ duration: Duration) -> Double {
 
 // 1. gyrogate: capture engine → store.
 let store = try GyroStore.open(directory: folder + "/ours", logger: logger)
-let engine = CaptureEngine(store: store, rules: CaptureRules(chunkSize: chunkSize), calendar: PeriodCalendar(timeZone: TimeZone(identifier: "UTC")!), logger: logger)
+let engine = CaptureEngine(store: store, rules: CaptureRules(chunkSize: chunkSize), calendar: PeriodCalendar(timeZone: .utc), logger: logger)
 let sensor = SensorIdentity(device: "C4:BE:84:00:00:01", userId: "bench")
 let ours = try await measure {
     // The engine's committer runs beside the producer, as in the daemon.

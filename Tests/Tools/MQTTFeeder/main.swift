@@ -24,7 +24,7 @@ configuration.reconnectMinimum = .milliseconds(100)
 configuration.reconnectMaximum = .milliseconds(500)
 let publisher = MQTTPublisher(store: store, configuration: configuration, logger: logger)
 let engine = CaptureEngine(store: store, rules: CaptureRules(chunkSize: 50, commitInterval: .milliseconds(20)),
-                           calendar: PeriodCalendar(timeZone: TimeZone(identifier: "UTC")!), logger: logger,
+                           calendar: PeriodCalendar(timeZone: .utc), logger: logger,
                            onCommit: { publisher.outboxChanged() })
 _ = try await engine.recover()
 let running = Task { await publisher.run() }

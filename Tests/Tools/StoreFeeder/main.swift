@@ -19,7 +19,7 @@ var logger = Logger(label: "store-feeder")
 logger.logLevel = .error
 let store = try GyroStore.open(directory: arguments[1], logger: logger)
 let engine = CaptureEngine(store: store, rules: CaptureRules(chunkSize: chunkSize, commitInterval: .milliseconds(20)),
-                           calendar: PeriodCalendar(timeZone: TimeZone(identifier: "UTC")!), logger: logger)
+                           calendar: PeriodCalendar(timeZone: .utc), logger: logger)
 _ = try await engine.recover()
 let sensor = SensorIdentity(device: "C4:BE:84:00:00:01", userId: "crash")
 let t0 = (Date().timeIntervalSince1970 * 1000).rounded()
