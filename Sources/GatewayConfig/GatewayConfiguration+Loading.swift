@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import JSON
 import ZoneInfo
 
 extension GatewayConfiguration {
@@ -10,7 +12,7 @@ extension GatewayConfiguration {
     public static func load(path: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws(ConfigError) -> GatewayConfiguration {
         let data: Data
         do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-            throw .unreadable(path: path, reason: (error as NSError).localizedDescription)
+            throw .unreadable(path: path, reason: describe(readError: error))
         }
         let base = URL(fileURLWithPath: path).deletingLastPathComponent().path
         return try parse(data, source: path, baseDirectory: base, environment: environment)
@@ -18,8 +20,8 @@ extension GatewayConfiguration {
 
     public static func parse(_ data: Data, source: String = "configuration", baseDirectory: String, environment: [String: String] = [:]) throws(ConfigError) -> GatewayConfiguration {
         let root: JSONValue
-        do { root = try JSONDecoder().decode(JSONValue.self, from: data) } catch {
-            throw .notJSON(path: source, reason: describe(decodingError: error))
+        do { root = try JSONValue(parsing: data) } catch {
+            throw .notJSON(path: source, reason: error.reason)
         }
         let sink = ProblemSink()
         let reader = ConfigTreeReader(sink: sink, baseDirectory: baseDirectory, environment: environment)
@@ -28,9 +30,11 @@ extension GatewayConfiguration {
         throw .invalid(sink.problems.isEmpty ? [ConfigProblem(path: "", message: "expected a JSON object at the top level")] : sink.problems)
     }
 
-    private static func describe(decodingError error: any Error) -> String {
-        if case DecodingError.dataCorrupted(let context) = error {
-            return (context.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String ?? context.debugDescription
+    /// The system's reason ("No such file or directory"), not the error's structure, which is
+    /// all FoundationEssentials prints.
+    private static func describe(readError error: any Error) -> String {
+        if let posix = (error as? CocoaError)?.userInfo["NSUnderlyingError"] as? POSIXError {
+            return String(cString: strerror(posix.code.rawValue))
         }
         return String(describing: error)
     }
@@ -104,10 +108,10 @@ struct ConfigTreeReader {
         guard section.has(key) || required else { return nil }
         guard let raw = section.string(key, default: required ? nil : "") else { return nil }
         let path = resolve(raw)
-        var isDirectory: ObjCBool = false
+        var isDirectory = false
         if !FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
             sink.add(section.child(key), "file \"\(path)\" does not exist")
-        } else if isDirectory.boolValue {
+        } else if isDirectory {
             sink.add(section.child(key), "\"\(path)\" is a folder, expected a file")
         } else if !FileManager.default.isReadableFile(atPath: path) {
             sink.add(section.child(key), "file \"\(path)\" is not readable by this user")

@@ -1,5 +1,5 @@
 import CMosquitto
-import Foundation
+import FoundationEssentials
 import GyroStore
 import Logging
 import ZoneInfo
@@ -25,6 +25,6 @@ extension MQTTPublisher {
     }
 
     func jsonEscaped(_ text: String) -> String {
-        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+        text.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"")
     }
 }

@@ -1,7 +1,7 @@
 import Admin
 import ArgumentParser
 import Capture
-import Foundation
+import FoundationEssentials
 import GatewayConfig
 import GyroStore
 import JSON
