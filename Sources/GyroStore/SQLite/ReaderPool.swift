@@ -13,9 +13,15 @@ final class ReaderPool: Sendable {
         var inFlight: Int
     }
 
+    private struct State {
+        var readers: [Reader] = []
+        /// Readers being opened: counted against `maximum` before they exist.
+        var opening = 0
+    }
+
     private let open: @Sendable () throws(SQLiteError) -> SQLiteConnection
     private let maximum: Int
-    private let readers = Mutex<[Reader]>([])
+    private let state = Mutex(State())
 
     init(maximum: Int, open: @escaping @Sendable () throws(SQLiteError) -> SQLiteConnection) {
         self.maximum = max(1, maximum)
@@ -24,26 +30,37 @@ final class ReaderPool: Sendable {
 
     /// Runs `body` in a read transaction on one of the readers.
     func read<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
-        let index = try checkOut()
-        let reader = readers.withLock { $0[index].connection }
-        defer { readers.withLock { $0[index].inFlight -= 1 } }
+        let (index, reader) = try checkOut()
+        defer { state.withLock { $0.readers[index].inFlight -= 1 } }
         return try await reader.run { connection in try connection.transaction(.deferred) { try body(connection) } }
     }
 
-    private func checkOut() throws(SQLiteError) -> Int {
-        let chosen: Int? = readers.withLock { readers in
-            guard let index = readers.indices.min(by: { readers[$0].inFlight < readers[$1].inFlight }),
-                  readers[index].inFlight == 0 || readers.count >= maximum
-            else { return nil }
-            readers[index].inFlight += 1
-            return index
+    /// An idle reader, else a new one, else the least busy; counted as in flight until the read ends.
+    private func checkOut() throws(SQLiteError) -> (Int, ConnectionThread) {
+        enum Choice { case reader(Int, ConnectionThread), openNew }
+        let choice = state.withLock { state -> Choice in
+            let least = state.readers.indices.min { state.readers[$0].inFlight < state.readers[$1].inFlight }
+            if let least, state.readers[least].inFlight == 0 || state.readers.count + state.opening >= maximum {
+                state.readers[least].inFlight += 1
+                return .reader(least, state.readers[least].connection)
+            }
+            state.opening += 1
+            return .openNew
         }
-        if let chosen { return chosen }
+        if case .reader(let index, let reader) = choice { return (index, reader) }
         // Opened outside the lock: opening reads the file header and schema.
-        let connection = try ConnectionThread(owning: try open())
-        return readers.withLock { readers in
-            readers.append(Reader(connection: connection, inFlight: 1))
-            return readers.count - 1
+        let reader: ConnectionThread
+        do {
+            reader = try ConnectionThread(owning: try open())
+        } catch {
+            state.withLock { $0.opening -= 1 }
+            throw error
         }
+        let index = state.withLock { state in
+            state.opening -= 1
+            state.readers.append(Reader(connection: reader, inFlight: 1))
+            return state.readers.count - 1
+        }
+        return (index, reader)
     }
 }

@@ -1,6 +1,5 @@
 import CSQLite
 
-import FoundationEssentials
 
 /// A Swift value that binds to a statement parameter. Booleans are stored as 0 and 1, as the
 /// schema's BOOLEAN columns (integer affinity) have always held them.
@@ -39,15 +38,6 @@ extension String: SQLiteBindable {
 
 extension Array: SQLiteBindable where Element == UInt8 {
     /// A blob. An empty array is a zero-length blob, not NULL.
-    func bind(to statement: OpaquePointer, at index: Int32) -> Int32 {
-        withUnsafeBytes { bytes in
-            guard let base = bytes.baseAddress, !bytes.isEmpty else { return sqlite3_bind_zeroblob(statement, index, 0) }
-            return sqlite3_bind_blob64(statement, index, base, sqlite3_uint64(bytes.count), csqlite_transient())
-        }
-    }
-}
-
-extension Data: SQLiteBindable {
     func bind(to statement: OpaquePointer, at index: Int32) -> Int32 {
         withUnsafeBytes { bytes in
             guard let base = bytes.baseAddress, !bytes.isEmpty else { return sqlite3_bind_zeroblob(statement, index, 0) }

@@ -50,7 +50,12 @@ final class SQLiteStatement {
         }
     }
 
-    func reset() { sqlite3_reset(handle) }
+    /// Ends the current use. Bindings are cleared too: SQLite keeps its copy of a bound chunk
+    /// document (~140 KB) until they are, for as long as the statement stays cached.
+    func reset() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
 
     /// Runs the statement to its end with `values`, ignoring any rows.
     func execute(_ values: [any SQLiteBindable] = []) throws(SQLiteError) {
