@@ -1,6 +1,11 @@
-import FoundationEssentials
 import CSQLite
+import FoundationEssentials
 import Logging
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The gateway's source of truth: documents by Firestore path, the samples of open chunks,
 /// sessions, and the outbox of publishes, in one SQLite file.
@@ -38,7 +43,7 @@ public struct GyroStore: Sendable {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
-            throw .directory(path: directory, reason: "\(error)")
+            throw .directory(path: directory, reason: fileSystemReason(error))
         }
         let path = filePath(directory, fileName)
         do {
@@ -153,6 +158,14 @@ public struct GyroStore: Sendable {
             "subsystem": "store", "reason": "\(reason)", "movedTo": "\(moved.joined(separator: ", "))",
         ])
         return moved
+    }
+
+    /// A file system error as the system's sentence for it ("Permission denied"): the errors
+    /// of FoundationEssentials print as their structure.
+    static func fileSystemReason(_ error: any Error) -> String {
+        let posix = (error as? CocoaError)?.underlying as? POSIXError ?? error as? POSIXError
+        guard let posix, let text = strerror(posix.code.rawValue) else { return "\(error)" }
+        return String(cString: text)
     }
 
     /// `name` in `directory`.

@@ -89,6 +89,7 @@ final class StoreFileTests: XCTestCase {
     func testAnUnwritableDirectoryIsAClearError() throws {
         XCTAssertThrowsError(try GyroStore.open(directory: "/proc/gyrogate-cannot-exist", logger: testLogger())) { error in
             XCTAssertTrue("\(error)".contains("cannot use data directory /proc/gyrogate-cannot-exist"), "\(error)")
+            XCTAssertFalse("\(error)".contains("CocoaError"), "the system's reason, not the error's structure: \(error)")
         }
     }
 }
