@@ -24,7 +24,7 @@ import Darwin
 public struct GyroStore: Sendable {
     public static let fileName = "store.sqlite"
 
-    let writer: ConnectionThread
+    let writer: ConnectionActor
     /// `nil` for an in-memory store: the writer reads too.
     let readers: ReaderPool?
     let logger: Logger
@@ -83,7 +83,7 @@ public struct GyroStore: Sendable {
     }
 
     /// Migrates `writer` on the calling thread, then hands it to its own thread.
-    init(writer: SQLiteConnection, readers: ReaderPool?, maxBytes: Int, logger: Logger, quarantined: [String] = [],
+    init(writer: sending SQLiteConnection, readers: ReaderPool?, maxBytes: Int, logger: Logger, quarantined: [String] = [],
          directory: String? = nil, reserve: StoreReserve? = nil) throws {
         reserve?.fill()
         let (_, unknown) = try Self.migrator.migrate(writer)
@@ -92,7 +92,7 @@ public struct GyroStore: Sendable {
                 "subsystem": "store", "unknownMigrations": "\(unknown.joined(separator: ","))",
             ])
         }
-        self.writer = try ConnectionThread(owning: writer)
+        self.writer = try ConnectionActor(owning: writer)
         self.readers = readers
         self.maxBytes = maxBytes
         self.logger = logger

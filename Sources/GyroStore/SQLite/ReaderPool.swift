@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Read-only connections of a WAL store, each on its own thread, opened as reads need them.
 ///
 /// WAL lets each of them read its own snapshot while the writer commits. A read goes to an idle
@@ -9,7 +7,7 @@ import Synchronization
 /// and capture.
 final class ReaderPool: Sendable {
     private struct Reader {
-        let connection: ConnectionThread
+        let connection: ConnectionActor
         var inFlight: Int
     }
 
@@ -21,7 +19,7 @@ final class ReaderPool: Sendable {
 
     private let open: @Sendable () throws(SQLiteError) -> SQLiteConnection
     private let maximum: Int
-    private let state = Mutex(State())
+    private let state = LockedState(State())
 
     init(maximum: Int, open: @escaping @Sendable () throws(SQLiteError) -> SQLiteConnection) {
         self.maximum = max(1, maximum)
@@ -36,8 +34,8 @@ final class ReaderPool: Sendable {
     }
 
     /// An idle reader, else a new one, else the least busy; counted as in flight until the read ends.
-    private func checkOut() throws(SQLiteError) -> (Int, ConnectionThread) {
-        enum Choice { case reader(Int, ConnectionThread), openNew }
+    private func checkOut() throws(SQLiteError) -> (Int, ConnectionActor) {
+        enum Choice { case reader(Int, ConnectionActor), openNew }
         let choice = state.withLock { state -> Choice in
             let least = state.readers.indices.min { state.readers[$0].inFlight < state.readers[$1].inFlight }
             if let least, state.readers[least].inFlight == 0 || state.readers.count + state.opening >= maximum {
@@ -49,9 +47,9 @@ final class ReaderPool: Sendable {
         }
         if case .reader(let index, let reader) = choice { return (index, reader) }
         // Opened outside the lock: opening reads the file header and schema.
-        let reader: ConnectionThread
+        let reader: ConnectionActor
         do {
-            reader = try ConnectionThread(owning: try open())
+            reader = try ConnectionActor(owning: try open())
         } catch {
             state.withLock { $0.opening -= 1 }
             throw error

@@ -1,7 +1,7 @@
 import CSQLite
 
 /// One SQLite connection. Not thread-safe by design: it is opened with SQLITE_OPEN_NOMUTEX and
-/// has exactly one owner at a time (the code that opens it, then its ``ConnectionThread``).
+/// has exactly one owner at a time (the code that opens it, then its ``ConnectionActor``).
 ///
 /// Statements run through `statement(_:)` are prepared once per SQL string and kept: commits
 /// run every second on the capture path with the same few statements.
