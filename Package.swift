@@ -13,7 +13,6 @@ let package = Package(
         .executable(name: "gyrogate", targets: ["gyrogate"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
@@ -53,10 +52,11 @@ let package = Package(
             dependencies: ["MetaWear", "Capture", "BLEHost", "BluetoothWire", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
+        // SQLite's C API (apt: libsqlite3-dev), which GyroStore wraps.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(
             name: "GyroStore",
-            dependencies: [.product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
-                           .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CSQLite", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .target(
@@ -123,7 +123,7 @@ let package = Package(
         // `swift run -c release store-bench`
         .executableTarget(
             name: "store-bench",
-            dependencies: ["Capture", "GyroStore", .product(name: "Logging", package: "swift-log"), .product(name: "GRDBSQLite", package: "GRDB.swift")],
+            dependencies: ["Capture", "GyroStore", "CSQLite", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Benchmarks/StoreBench"
         ),
         // `swift run -c release ble-bench`
@@ -159,15 +159,15 @@ let package = Package(
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "TextToolsTests", dependencies: ["TextTools"]),
         .testTarget(name: "ZoneInfoTests", dependencies: ["ZoneInfo"]),
-        .testTarget(name: "GyroStoreTests", dependencies: ["GyroStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "GyroStoreTests", dependencies: ["GyroStore", "TestSupport", "CSQLite"]),
         .testTarget(name: "AdminTests", dependencies: ["Admin", "Capture", "GyroStore", "GatewayConfig", "JSON", "TestSupport", .product(name: "NIOCore", package: "swift-nio")]),
         // A child process for the MQTT crash test: captures sessions and publishes them.
         .executableTarget(name: "mqtt-feeder", dependencies: ["Capture", "GyroStore", "MQTTPublisher"], path: "Tests/Tools/MQTTFeeder"),
         // `swift run -c release mqtt-bench [DOCUMENTS]`
         .executableTarget(
             name: "mqtt-bench",
-            dependencies: ["Capture", "GyroStore", "MQTTPublisher", "Daemon", "CMosquitto", "TestSupport", .product(name: "Logging", package: "swift-log"),
-                           .product(name: "GRDBSQLite", package: "GRDB.swift")],
+            dependencies: ["Capture", "GyroStore", "MQTTPublisher", "Daemon", "CMosquitto", "CSQLite", "TestSupport",
+                           .product(name: "Logging", package: "swift-log")],
             path: "Tests/Benchmarks/MQTTBench"
         ),
         .testTarget(
@@ -175,7 +175,7 @@ let package = Package(
             dependencies: ["MQTTPublisher", "Capture", "GyroStore", "TestSupport", "CMosquitto", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "DoctorTests", dependencies: ["Doctor", "GatewayConfig", "TestSupport", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "CaptureTests", dependencies: ["Capture", "GyroStore", "ZoneInfo", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "GyroStore", "ZoneInfo", "TestSupport"]),
         // Home Assistant MQTT discovery against a real mosquitto.
         .testTarget(
             name: "HomeAssistantTests",

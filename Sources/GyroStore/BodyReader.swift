@@ -1,22 +1,24 @@
-import GRDB
-import GRDBSQLite
+import CSQLite
 
 /// Reads document bodies with SQLite's incremental blob I/O, one copy from the database pages
 /// into one reused buffer. One blob handle is reused
 /// (`sqlite3_blob_reopen`) for a whole page of outbox rows; use it inside one read and
 /// `close()` it before the read ends.
 struct BodyReader {
-    let db: Database
+    let db: SQLiteConnection
     private var blob: OpaquePointer?
     /// `withBody`'s buffer, reused for every row: it stays in the CPU's cache between the read
     /// and the publish, where a fresh array per body would be cold memory each time.
     private var buffer: [UInt8] = []
 
-    init(_ db: Database) { self.db = db }
+    init(_ db: SQLiteConnection) { self.db = db }
 
     /// Calls `use` with the body, valid only during the call.
     mutating func withBody<T>(rowid: Int64, length: Int, _ use: (UnsafeRawBufferPointer) throws -> T) throws -> T {
         guard length > 0 else { return try use(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        guard length <= Int(Int32.max) else {
+            throw SQLiteError(code: SQLITE_TOOBIG, message: "document row \(rowid): a body of \(length) bytes")
+        }
         let blob = try open(rowid: rowid, length: length)
         if buffer.count < length { buffer = [UInt8](repeating: 0, count: length) }
         let db = self.db
@@ -28,13 +30,13 @@ struct BodyReader {
 
     private mutating func open(rowid: Int64, length: Int) throws -> OpaquePointer {
         if let blob {
-            try check(sqlite3_blob_reopen(blob, rowid), "reopening the body of document row \(rowid)")
+            try Self.check(sqlite3_blob_reopen(blob, rowid), "reopening the body of document row \(rowid)", db)
         } else {
-            try check(sqlite3_blob_open(db.sqliteConnection, "main", "document", "body", rowid, 0, &blob),
-                      "opening the body of document row \(rowid)")
+            try Self.check(sqlite3_blob_open(db.handle, "main", "document", "body", rowid, 0, &blob),
+                           "opening the body of document row \(rowid)", db)
         }
         guard let blob, Int(sqlite3_blob_bytes(blob)) == length else {
-            throw DatabaseError(resultCode: .SQLITE_CORRUPT, message: "document row \(rowid): body length changed during a read")
+            throw SQLiteError(code: SQLITE_CORRUPT, message: "document row \(rowid): body length changed during a read")
         }
         return blob
     }
@@ -44,14 +46,11 @@ struct BodyReader {
         blob = nil
     }
 
-    private func check(_ code: Int32, _ context: @autoclosure () -> String) throws {
-        try Self.check(code, context(), db)
-    }
-
     /// `context` is built only for an error: it is evaluated for every row otherwise.
-    private static func check(_ code: Int32, _ context: @autoclosure () -> String, _ db: Database) throws {
+    private static func check(_ code: Int32, _ context: @autoclosure () -> String, _ db: SQLiteConnection) throws(SQLiteError) {
         guard code == SQLITE_OK else {
-            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "\(context()): \(String(cString: sqlite3_errmsg(db.sqliteConnection)))")
+            let error = SQLiteError(code: code, connection: db.handle)
+            throw SQLiteError(code: error.code, message: "\(context()): \(error.message)")
         }
     }
 }

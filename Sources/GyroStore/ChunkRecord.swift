@@ -1,5 +1,3 @@
-import GRDB
-
 /// One `realtime_data` document's bookkeeping. While open, its samples live in `sampleBatch`
 /// rows; when closed, in the document body.
 public struct ChunkRecord: Codable, Sendable, Equatable {
@@ -40,54 +38,38 @@ public struct ChunkRecord: Codable, Sendable, Equatable {
     }
 }
 
-extension ChunkRecord: FetchableRecord, PersistableRecord {
-    public static let databaseTableName = "chunk"
+extension ChunkRecord {
+    /// The columns `init(row:)` reads, in its order.
+    static let columns = "id, sessionId, stream, seq, odrHz, range, firstIndex, count, startMs, endMs, gaps, isOpen, pruned"
 
-    public init(row: Row) throws {
-        id = row["id"]
-        sessionId = row["sessionId"]
-        stream = row["stream"]
-        seq = row["seq"]
-        odrHz = row["odrHz"]
-        range = row["range"]
-        firstIndex = row["firstIndex"]
-        count = row["count"]
-        startMs = row["startMs"]
-        endMs = row["endMs"]
-        gaps = try JSONColumn.decode([GapRange].self, row["gaps"])
-        isOpen = row["isOpen"]
-        pruned = row["pruned"]
+    init(row: SQLiteRow) throws {
+        id = try row.text(0)
+        sessionId = try row.text(1)
+        stream = try row.text(2)
+        seq = try row.int(3)
+        odrHz = try row.double(4)
+        range = try row.double(5)
+        firstIndex = try row.int64(6)
+        count = try row.int(7)
+        startMs = try row.optionalDouble(8)
+        endMs = try row.optionalDouble(9)
+        gaps = try JSONColumn.decode([GapRange].self, try row.optionalText(10))
+        isOpen = try row.bool(11)
+        pruned = try row.bool(12)
     }
 
     /// Writes the row through one cached statement (see ``SessionRecord/upsert(_:)``).
-    func upsert(_ db: Database) throws {
-        let statement = try db.cachedStatement(sql: """
+    func upsert(_ db: SQLiteConnection) throws {
+        try db.run("""
             INSERT INTO chunk (id, sessionId, stream, seq, odrHz, range, firstIndex, count, startMs, endMs, gaps, isOpen, pruned)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(id) DO UPDATE SET sessionId = excluded.sessionId, stream = excluded.stream, seq = excluded.seq,
                 odrHz = excluded.odrHz, range = excluded.range, firstIndex = excluded.firstIndex, count = excluded.count,
                 startMs = excluded.startMs, endMs = excluded.endMs, gaps = excluded.gaps, isOpen = excluded.isOpen,
                 pruned = excluded.pruned
-            """)
-        try statement.execute(arguments: [
+            """, [
             id, sessionId, stream, seq, odrHz, range, firstIndex, count, startMs, endMs,
             gaps.isEmpty ? "[]" : try JSONColumn.encode(gaps), isOpen, pruned,
         ])
-    }
-
-    public func encode(to container: inout PersistenceContainer) throws {
-        container["id"] = id
-        container["sessionId"] = sessionId
-        container["stream"] = stream
-        container["seq"] = seq
-        container["odrHz"] = odrHz
-        container["range"] = range
-        container["firstIndex"] = firstIndex
-        container["count"] = count
-        container["startMs"] = startMs
-        container["endMs"] = endMs
-        container["gaps"] = gaps.isEmpty ? "[]" : try JSONColumn.encode(gaps)
-        container["isOpen"] = isOpen
-        container["pruned"] = pruned
     }
 }

@@ -1,5 +1,4 @@
-import Foundation
-import GRDB
+import FoundationEssentials
 
 /// What a backfill changed.
 public struct BackfillReport: Sendable, Equatable {
@@ -50,24 +49,27 @@ extension GyroStore {
     ) async throws(StoreError) -> BackfillReport {
         guard let firstMs = samples.first?.timestampMs, let lastMs = samples.last?.timestampMs else { return BackfillReport() }
         do {
-            return try await writer.write { db in
+            return try await write { db in
                 var report = BackfillReport()
-                let sessions = try SessionRecord.fetchAll(db, sql: """
-                    SELECT * FROM session WHERE device = ? COLLATE NOCASE AND gaps != '[]' AND startMs <= ? ORDER BY startMs
-                    """, arguments: [device, lastMs + 60_000])
+                let sessions = try db.all("""
+                    SELECT \(SessionRecord.columns) FROM session
+                    WHERE device = ? COLLATE NOCASE AND gaps != '[]' AND startMs <= ? ORDER BY startMs
+                    """, [device, lastMs + 60_000], SessionRecord.init(row:))
                 let now = Date().timeIntervalSince1970
                 for var session in sessions {
                     var changed = false
                     for gap in session.gaps where gap.stream == stream && gap.reason != GapRange.storeFull
                         && gap.toMs + 1000 >= firstMs && gap.fromMs - 1000 <= lastMs
                     {
-                        guard var chunk = try ChunkRecord.fetchAll(db, sql: """
-                            SELECT * FROM chunk WHERE sessionId = ? AND stream = ? AND gaps != '[]'
-                            """, arguments: [session.id, stream]).first(where: { $0.gaps.contains(gap) })
+                        guard var chunk = try db.all("""
+                            SELECT \(ChunkRecord.columns) FROM chunk WHERE sessionId = ? AND stream = ? AND gaps != '[]'
+                            """, [session.id, stream], ChunkRecord.init(row:)).first(where: { $0.gaps.contains(gap) })
                         else { continue }
                         let path = try DocumentPath("realtime_data/\(chunk.id)")
                         guard !chunk.isOpen, !chunk.pruned,
-                              let row = try Row.fetchOne(db, sql: "SELECT body, retained FROM document WHERE path = ?", arguments: [path.rawValue])
+                              let stored = try db.first("SELECT body, retained FROM document WHERE path = ?", [path.rawValue], {
+                                  (body: try $0.bytes(0), retained: try $0.bool(1))
+                              })
                         else {
                             report.gapsSkipped += 1
                             continue
@@ -75,26 +77,25 @@ extension GyroStore {
                         let plan = GapFill(gap: gap, periodMs: 1000 / chunk.odrHz, samples: samples)
                         guard let firstFilled = plan.filled.first, let lastFilled = plan.filled.last else { continue }
                         let change = BackfillReport.GapChange(gap: gap, remaining: plan.remaining, filled: Int64(plan.filled.count))
-                        let at = chunk.gaps.firstIndex(of: gap)!
+                        guard let at = chunk.gaps.firstIndex(of: gap) else { continue }
                         chunk.gaps.replaceSubrange(at...at, with: plan.remaining)
                         chunk.count += plan.filled.count
                         chunk.firstIndex = min(chunk.firstIndex, firstFilled.index)
                         chunk.startMs = min(chunk.startMs ?? .infinity, firstFilled.sample.timestampMs)
                         chunk.endMs = max(chunk.endMs ?? -.infinity, lastFilled.sample.timestampMs)
                         session.apply(change)
-                        let body: Data = row["body"]
-                        guard let rendered = chunkDocument(chunk, session, Array(body), plan.filled.map(\.sample)) else {
+                        guard let rendered = chunkDocument(chunk, session, stored.body, plan.filled.map(\.sample)) else {
                             throw StoreError.database(context: "backfilling chunk \(chunk.id)", reason: "its document could not be read back")
                         }
-                        try chunk.update(db)
-                        try Self.write(DocumentWrite(path: path, body: rendered, retain: row["retained"], device: session.device), at: now, in: db)
+                        try chunk.upsert(db)
+                        try Self.write(DocumentWrite(path: path, body: rendered, retain: stored.retained, device: session.device), at: now, in: db)
                         report.filled += change.filled
                         if change.remaining.isEmpty { report.gapsClosed += 1 }
                         report.changes[session.id, default: []].append(change)
                         changed = true
                     }
                     guard changed else { continue }
-                    try session.update(db)
+                    try session.upsert(db)
                     for document in sessionDocuments(session) { try Self.write(document, at: now, in: db) }
                     report.sessions.append(session)
                 }
@@ -111,8 +112,9 @@ extension GyroStore {
     public func boardResetTimes(device: String) async throws(StoreError) -> [UInt8: Double] {
         try await read("reading the board's reset times") { db in
             var times: [UInt8: Double] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT resetUID, resetTime FROM boardResetTime WHERE device = ?", arguments: [device]) {
-                times[UInt8(truncatingIfNeeded: row["resetUID"] as Int)] = row["resetTime"]
+            try db.statement("SELECT resetUID, resetTime FROM boardResetTime WHERE device = ?").forEachRow([device]) { row in
+                times[UInt8(truncatingIfNeeded: try row.int64(0))] = try row.double(1)
+                return true
             }
             return times
         }
@@ -120,9 +122,9 @@ extension GyroStore {
 
     public func saveBoardResetTime(device: String, resetUID: UInt8, resetTime: Double) async throws(StoreError) {
         do {
-            try await writer.write { db in
-                try db.execute(sql: "INSERT OR REPLACE INTO boardResetTime (device, resetUID, resetTime) VALUES (?, ?, ?)",
-                               arguments: [device, Int(resetUID), resetTime])
+            try await write { db in
+                try db.run("INSERT OR REPLACE INTO boardResetTime (device, resetUID, resetTime) VALUES (?, ?, ?)",
+                           [device, Int(resetUID), resetTime])
             }
         } catch {
             throw .wrapping(error, context: "saving the board's reset time")
@@ -135,9 +137,9 @@ extension GyroStore {
     /// sessions started since `sinceMs`: what a log download needs to keep.
     public func fillableGaps(device: String, stream: String, sinceMs: Double) async throws(StoreError) -> [GapRange] {
         try await read("reading the gaps to backfill") { db in
-            try SessionRecord.fetchAll(db, sql: """
-                SELECT * FROM session WHERE device = ? COLLATE NOCASE AND gaps != '[]' AND startMs >= ?
-                """, arguments: [device, sinceMs])
+            try db.all("""
+                SELECT \(SessionRecord.columns) FROM session WHERE device = ? COLLATE NOCASE AND gaps != '[]' AND startMs >= ?
+                """, [device, sinceMs], SessionRecord.init(row:))
                 .flatMap(\.gaps).filter { $0.stream == stream && $0.reason != GapRange.storeFull }
         }
     }

@@ -1,5 +1,4 @@
-import Foundation
-import GRDB
+import FoundationEssentials
 
 extension GyroStore {
     /// The next unacknowledged publishes after `seq`, oldest first, with copies of their payloads.
@@ -51,47 +50,46 @@ extension GyroStore {
         }
     }
 
-    private static func passOutbox(_ db: Database, after seq: Int64, limit: Int,
+    private static func passOutbox(_ db: SQLiteConnection, after seq: Int64, limit: Int,
                                    _ visit: (OutboxRowView) throws -> Bool) throws -> (OutboxPass, superseded: [Int64]) {
-        let rows = try Row.fetchCursor(db.cachedStatement(sql: outboxPassSQL), arguments: [seq, limit])
         var bodies = BodyReader(db)
         defer { bodies.close() }
         var pass = OutboxPass()
         var superseded: [Int64] = []
-        while let row = try rows.next() {
-            let seq: Int64 = row[0]
+        try db.statement(outboxPassSQL).forEachRow([seq, limit]) { row in
+            let seq = try row.int64(0)
+            let topic = try row.text(1), qos = try row.int(2), retain = try row.bool(3), properties = try row.optionalText(4)
+            let device = try row.optionalText(5), createdAt = try row.double(6)
             func view(_ payload: UnsafeRawBufferPointer) -> OutboxRowView {
-                OutboxRowView(seq: seq, topic: row[1], qos: row[2], retain: row[3], properties: row[4], device: row[5],
-                              createdAt: row[6], payload: payload)
+                OutboxRowView(seq: seq, topic: topic, qos: qos, retain: retain, properties: properties, device: device,
+                              createdAt: createdAt, payload: payload)
             }
-            let accepted: Bool
-            let documentPath: String? = row[12]
-            if row[8] as Int64? == nil, documentPath != nil, row[9] as Int64? != nil {
+            let version = try row.optionalInt64(8), current = try row.optionalInt64(9)
+            if version == nil, try row.optionalText(12) != nil, current != nil {
                 // A deletion whose path holds a document again (written after it, e.g. a session
                 // id reused after an empty session was withdrawn): the later write wins.
                 superseded.append(seq)
                 pass.lastSeq = seq
-                continue
+                return true
             }
-            if let version: Int64 = row[8] {
-                let current: Int64? = row[9]
+            let accepted: Bool
+            if let version {
                 guard current == version else {
                     superseded.append(seq)
                     pass.lastSeq = seq
-                    continue
+                    return true
                 }
-                accepted = try bodies.withBody(rowid: row[10], length: row[11]) { try visit(view($0)) }
+                accepted = try bodies.withBody(rowid: try row.int64(10), length: try row.int(11)) { try visit(view($0)) }
             } else {
-                accepted = try row.withUnsafeData(atIndex: 7) { data in
-                    try (data ?? Data()).withUnsafeBytes { try visit(view($0)) }
-                }
+                accepted = try row.withBytes(7) { try visit(view($0)) }
             }
             guard accepted else {
                 pass.stopped = true
-                break
+                return false
             }
             pass.delivered += 1
             pass.lastSeq = seq
+            return true
         }
         return (pass, superseded)
     }
@@ -122,30 +120,30 @@ extension GyroStore {
     /// acknowledgements cost the publisher ~40 µs of CPU per chunk document in `mqtt-bench`.
     /// WAL frames are written in order, so no later commit can survive without this one.
     private func removeOutboxRows(_ seqs: [Int64]) async throws {
-        try await writer.writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA synchronous = NORMAL")
-            let deleted = Result { try db.inTransaction { try Self.deleteOutbox(seqs, in: db); return .commit } }
-            try db.execute(sql: "PRAGMA synchronous = FULL")
+        try await writeWithoutTransaction { db in
+            try db.run("PRAGMA synchronous = NORMAL")
+            let deleted = Result { try db.transaction(.immediate) { try Self.deleteOutbox(seqs, in: db) } }
+            try db.run("PRAGMA synchronous = FULL")
             try deleted.get()
         }
     }
 
-    static func deleteOutbox(_ seqs: [Int64], in db: Database) throws {
-        let statement = try db.cachedStatement(sql: "DELETE FROM outbox WHERE seq = ?")
-        for seq in seqs { try statement.execute(arguments: [seq]) }
+    static func deleteOutbox(_ seqs: [Int64], in db: SQLiteConnection) throws {
+        let statement = try db.statement("DELETE FROM outbox WHERE seq = ?")
+        for seq in seqs { try statement.execute([seq]) }
     }
 
     public func outboxStats() async throws(StoreError) -> OutboxStats {
         try await read("measuring the outbox") { db in
-            let row = try Row.fetchOne(db, sql: """
-                SELECT COUNT(*) AS depth, COALESCE(SUM(bytes), 0) AS bytes, MIN(createdAt) AS oldest,
-                       COUNT(parkedAt) AS parked, MAX(parkedAt) AS lastParked
-                FROM outbox
-                """)
-            var stats = OutboxStats(depth: row?["depth"] ?? 0, bytes: row?["bytes"] ?? 0, oldestCreatedAt: row?["oldest"])
-            stats.parked = row?["parked"] ?? 0
+            var stats = try db.first("SELECT COUNT(*), COALESCE(SUM(bytes), 0), MIN(createdAt), COUNT(parkedAt) FROM outbox") { row in
+                var stats = OutboxStats(depth: try row.int(0), bytes: try row.int(1), oldestCreatedAt: try row.optionalDouble(2))
+                stats.parked = try row.int(3)
+                return stats
+            } ?? OutboxStats(depth: 0, bytes: 0, oldestCreatedAt: nil)
             if stats.parked > 0 {
-                stats.lastParkedReason = try String.fetchOne(db, sql: "SELECT parkedReason FROM outbox WHERE parkedAt IS NOT NULL ORDER BY parkedAt DESC, seq DESC LIMIT 1")
+                stats.lastParkedReason = try db.first(
+                    "SELECT parkedReason FROM outbox WHERE parkedAt IS NOT NULL ORDER BY parkedAt DESC, seq DESC LIMIT 1"
+                ) { try $0.optionalText(0) } ?? nil
             }
             return stats
         }
@@ -158,14 +156,14 @@ extension GyroStore {
         guard !refusals.isEmpty else { return [] }
         let now = Date().timeIntervalSince1970
         do {
-            return try await writer.write { db in
+            return try await write { db in
                 var parked: [Int64] = []
                 for refusal in refusals {
-                    try db.execute(sql: "UPDATE outbox SET refusals = refusals + 1 WHERE seq = ?", arguments: [refusal.seq])
-                    try db.execute(sql: """
+                    try db.run("UPDATE outbox SET refusals = refusals + 1 WHERE seq = ?", [refusal.seq])
+                    try db.run("""
                         UPDATE outbox SET parkedAt = ?, parkedReason = ? WHERE seq = ? AND refusals >= ? AND parkedAt IS NULL
-                        """, arguments: [now, refusal.reason, refusal.seq, parkAfter])
-                    if db.changesCount > 0 { parked.append(refusal.seq) }
+                        """, [now, refusal.reason, refusal.seq, parkAfter])
+                    if db.changes > 0 { parked.append(refusal.seq) }
                 }
                 return parked
             }
@@ -178,10 +176,10 @@ extension GyroStore {
     /// how many, and the lowest seq among them (delivery must read again from there).
     public func retryParked() async throws(StoreError) -> (count: Int, firstSeq: Int64?) {
         do {
-            return try await writer.write { db in
-                let first = try Int64.fetchOne(db, sql: "SELECT MIN(seq) FROM outbox WHERE parkedAt IS NOT NULL")
-                try db.execute(sql: "UPDATE outbox SET parkedAt = NULL, parkedReason = NULL, refusals = 0 WHERE parkedAt IS NOT NULL")
-                return (db.changesCount, first)
+            return try await write { db in
+                let first = try db.first("SELECT MIN(seq) FROM outbox WHERE parkedAt IS NOT NULL") { try $0.optionalInt64(0) } ?? nil
+                try db.run("UPDATE outbox SET parkedAt = NULL, parkedReason = NULL, refusals = 0 WHERE parkedAt IS NOT NULL")
+                return (db.changes, first)
             }
         } catch {
             throw .database(context: "retrying parked outbox rows", reason: "\(error)")
@@ -192,10 +190,9 @@ extension GyroStore {
     /// retained store (`seq` is 0: these are not outbox rows).
     public func retainedDocuments() async throws(StoreError) -> [OutboxMessage] {
         try await read("listing retained documents") { db in
-            try Row.fetchAll(db, sql: Self.retainedDocumentsSQL).map { row in
-                let body: Data = row["body"]
-                return OutboxMessage(seq: 0, topic: row["path"], qos: 1, retain: true, payload: [UInt8](body),
-                                     properties: nil, device: nil, createdAt: row["updatedAt"])
+            try db.all(Self.retainedDocumentsSQL) { row in
+                OutboxMessage(seq: 0, topic: try row.text(0), qos: 1, retain: true, payload: try row.bytes(1),
+                              properties: nil, device: nil, createdAt: try row.double(2))
             }
         }
     }
@@ -204,9 +201,10 @@ extension GyroStore {
     static let retainedDocumentsSQL = "SELECT path, body, updatedAt FROM document WHERE retained = 1 ORDER BY path"
 
     /// SQLite's plan for a query, one line per step (for tests).
-    func queryPlan(_ sql: String, arguments: StatementArguments = []) async throws(StoreError) -> [String] {
+    func queryPlan(_ sql: String, arguments: [any SQLiteBindable & Sendable] = []) async throws(StoreError) -> [String] {
         try await read("explaining a query") { db in
-            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map { $0["detail"] as String }
+            // Uncached: a plan is asked for once.
+            try SQLiteStatement(sql: "EXPLAIN QUERY PLAN " + sql, connection: db.handle).all(arguments) { try $0.text(3) }
         }
     }
 }

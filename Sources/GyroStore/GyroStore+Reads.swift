@@ -1,57 +1,61 @@
-import Foundation
-import GRDB
-
 extension GyroStore {
     /// The JSON body of one document, or `nil`.
     public func document(_ path: DocumentPath) async throws(StoreError) -> [UInt8]? {
         try await read("reading \(path)") { db in
-            try Data.fetchOne(db, sql: "SELECT body FROM document WHERE path = ?", arguments: [path.rawValue]).map { [UInt8]($0) }
+            try db.first("SELECT body FROM document WHERE path = ?", [path.rawValue]) { try $0.bytes(0) }
         }
     }
 
     /// The ids of the documents directly in a collection, sorted.
     public func documentIds(inCollection collection: String) async throws(StoreError) -> [String] {
         try await read("listing \(collection)") { db in
-            try String.fetchAll(db, sql: "SELECT path FROM document WHERE collection = ? ORDER BY path", arguments: [collection])
+            try db.all("SELECT path FROM document WHERE collection = ? ORDER BY path", [collection]) { try $0.text(0) }
                 .map { String($0.dropFirst(collection.count + 1)) }
         }
     }
 
     public func session(id: String) async throws(StoreError) -> SessionRecord? {
-        try await read("reading session \(id)") { db in try SessionRecord.fetchOne(db, key: id) }
+        try await read("reading session \(id)") { db in
+            try db.first("SELECT \(SessionRecord.columns) FROM session WHERE id = ?", [id], SessionRecord.init(row:))
+        }
     }
 
     /// Sessions that started in `[fromMs, toMs)`, optionally of one user, oldest first.
     public func sessions(startingFrom fromMs: Double = -.infinity, before toMs: Double = .infinity, userId: String? = nil) async throws(StoreError) -> [SessionRecord] {
         try await read("listing sessions") { db in
-            var request = SessionRecord.filter(Column("startMs") >= fromMs && Column("startMs") < toMs)
-            if let userId { request = request.filter(Column("userId") == userId) }
-            return try request.order(Column("startMs")).fetchAll(db)
+            if let userId {
+                return try db.all("""
+                    SELECT \(SessionRecord.columns) FROM session WHERE startMs >= ? AND startMs < ? AND userId = ? ORDER BY startMs
+                    """, [fromMs, toMs, userId], SessionRecord.init(row:))
+            }
+            return try db.all("SELECT \(SessionRecord.columns) FROM session WHERE startMs >= ? AND startMs < ? ORDER BY startMs",
+                              [fromMs, toMs], SessionRecord.init(row:))
         }
     }
 
     public func openSessions() async throws(StoreError) -> [SessionRecord] {
         try await read("listing open sessions") { db in
-            try SessionRecord.filter(Column("isOpen") == true).order(Column("startMs")).fetchAll(db)
+            try db.all("SELECT \(SessionRecord.columns) FROM session WHERE isOpen = 1 ORDER BY startMs", [], SessionRecord.init(row:))
         }
     }
 
     public func openChunks(sessionId: String) async throws(StoreError) -> [ChunkRecord] {
         try await read("listing open chunks") { db in
-            try ChunkRecord.filter(Column("sessionId") == sessionId && Column("isOpen") == true).order(Column("stream"), Column("seq")).fetchAll(db)
+            try db.all("SELECT \(ChunkRecord.columns) FROM chunk WHERE sessionId = ? AND isOpen = 1 ORDER BY stream, seq",
+                       [sessionId], ChunkRecord.init(row:))
         }
     }
 
     public func chunks(sessionId: String) async throws(StoreError) -> [ChunkRecord] {
         try await read("listing chunks") { db in
-            try ChunkRecord.filter(Column("sessionId") == sessionId).order(Column("stream"), Column("seq")).fetchAll(db)
+            try db.all("SELECT \(ChunkRecord.columns) FROM chunk WHERE sessionId = ? ORDER BY stream, seq", [sessionId], ChunkRecord.init(row:))
         }
     }
 
     /// The stored samples of an open chunk, in order.
     public func samples(ofChunk chunkId: String) async throws(StoreError) -> [StoredSample] {
         let blobs = try await read("reading samples of \(chunkId)") { db in
-            try Data.fetchAll(db, sql: "SELECT data FROM sampleBatch WHERE chunkId = ? ORDER BY offset", arguments: [chunkId])
+            try db.all("SELECT data FROM sampleBatch WHERE chunkId = ? ORDER BY offset", [chunkId]) { try $0.bytes(0) }
         }
         var samples: [StoredSample] = []
         for blob in blobs where !SampleBlob.decode(blob, into: &samples) {
@@ -61,12 +65,12 @@ extension GyroStore {
     }
 
     public func counter(_ name: String) async throws(StoreError) -> Int {
-        try await read("reading counter") { db in try Int.fetchOne(db, sql: "SELECT value FROM counter WHERE name = ?", arguments: [name]) ?? 0 }
+        try await read("reading counter") { db in try db.first("SELECT value FROM counter WHERE name = ?", [name]) { try $0.int(0) } ?? 0 }
     }
 
     /// `PRAGMA integrity_check`: "ok" or SQLite's list of problems.
     public func integrityCheck() async throws(StoreError) -> String {
-        try await read("checking integrity") { db in try String.fetchAll(db, sql: "PRAGMA integrity_check").joined(separator: "; ") }
+        try await read("checking integrity") { db in try db.all("PRAGMA integrity_check") { try $0.text(0) }.joined(separator: "; ") }
     }
 
     /// Bytes in use by live pages (what retention bounds).
@@ -74,16 +78,10 @@ extension GyroStore {
         try await read("measuring the store") { db in try Self.usedBytes(db) }
     }
 
-    static func usedBytes(_ db: Database) throws -> Int {
-        let pages = try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0
-        let free = try Int.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0
-        let size = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
+    static func usedBytes(_ db: SQLiteConnection) throws -> Int {
+        let pages = try db.first("PRAGMA page_count") { try $0.int(0) } ?? 0
+        let free = try db.first("PRAGMA freelist_count") { try $0.int(0) } ?? 0
+        let size = try db.first("PRAGMA page_size") { try $0.int(0) } ?? 4096
         return (pages - free) * size
-    }
-
-    func read<T: Sendable>(_ context: String, _ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
-        do { return try await writer.read(body) } catch {
-            throw .database(context: context, reason: "\(error)")
-        }
     }
 }

@@ -1,5 +1,4 @@
-import Foundation
-import GRDB
+import FoundationEssentials
 
 /// What one retention pass did.
 public struct RetentionReport: Sendable, Equatable {
@@ -40,7 +39,7 @@ extension GyroStore {
         let limit = limit ?? maxBytes, target = limit / 10 * 9
         let logger = self.logger
         do {
-            return try await writer.write { db in
+            return try await write { db in
                 var report = RetentionReport(usedBytes: try Self.usedBytes(db), prunedChunks: 0, evictedUnpublishedChunks: 0)
                 guard report.usedBytes > limit else { return report }
                 while report.usedBytes > target {
@@ -54,10 +53,14 @@ extension GyroStore {
                     let removed = try Self.removeChunkDocuments(published: false, limit: 1, in: db)
                     if removed.isEmpty { break }
                     report.evictedUnpublishedChunks += removed.count
-                    for chunk in try ChunkRecord.fetchAll(db, keys: removed) {
+                    for chunk in try removed.compactMap({ id in
+                        try db.first("SELECT \(ChunkRecord.columns) FROM chunk WHERE id = ?", [id], ChunkRecord.init(row:))
+                    }) {
                         let eviction = ChunkEviction(chunk: chunk)
                         report.evictions.append(eviction)
-                        guard var session = try sessions[chunk.sessionId] ?? SessionRecord.fetchOne(db, key: chunk.sessionId) else { continue }
+                        guard var session = try sessions[chunk.sessionId]
+                            ?? db.first("SELECT \(SessionRecord.columns) FROM session WHERE id = ?", [chunk.sessionId], SessionRecord.init(row:))
+                        else { continue }
                         session.recordEviction(eviction)
                         sessions[chunk.sessionId] = session
                     }
@@ -69,9 +72,9 @@ extension GyroStore {
                 }
                 if !sessions.isEmpty {
                     let now = Date().timeIntervalSince1970
-                    for id in sessions.keys.sorted() {
-                        try sessions[id]!.update(db)
-                        for document in sessionDocuments(sessions[id]!) { try Self.write(document, at: now, in: db) }
+                    for (_, session) in sessions.sorted(by: { $0.key < $1.key }) {
+                        try session.upsert(db)
+                        for document in sessionDocuments(session) { try Self.write(document, at: now, in: db) }
                     }
                     report.usedBytes = try Self.usedBytes(db)
                 }
@@ -85,17 +88,17 @@ extension GyroStore {
     }
 
     /// Removes up to `limit` of the oldest closed chunk documents that are (or are not) still in the outbox.
-    static func removeChunkDocuments(published: Bool, limit: Int, in db: Database) throws -> [String] {
+    static func removeChunkDocuments(published: Bool, limit: Int, in db: SQLiteConnection) throws -> [String] {
         let pending = "EXISTS (SELECT 1 FROM outbox o WHERE o.documentPath = 'realtime_data/' || c.id)"
-        let ids = try String.fetchAll(db, sql: """
+        let ids = try db.all("""
             SELECT c.id FROM chunk c WHERE c.isOpen = 0 AND c.pruned = 0 AND \(published ? "NOT " : "")\(pending)
             ORDER BY c.endMs LIMIT ?
-            """, arguments: [limit])
+            """, [limit]) { try $0.text(0) }
         for id in ids {
             let path = "realtime_data/\(id)"
-            try db.execute(sql: "DELETE FROM document WHERE path = ?", arguments: [path])
-            try db.execute(sql: "DELETE FROM outbox WHERE documentPath = ?", arguments: [path])
-            try db.execute(sql: "UPDATE chunk SET pruned = 1 WHERE id = ?", arguments: [id])
+            try db.run("DELETE FROM document WHERE path = ?", [path])
+            try db.run("DELETE FROM outbox WHERE documentPath = ?", [path])
+            try db.run("UPDATE chunk SET pruned = 1 WHERE id = ?", [id])
         }
         return ids
     }

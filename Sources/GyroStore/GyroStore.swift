@@ -1,6 +1,11 @@
-import Foundation
-import GRDB
+import CSQLite
+import FoundationEssentials
 import Logging
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The gateway's source of truth: documents by Firestore path, the samples of open chunks,
 /// sessions, and the outbox of publishes, in one SQLite file.
@@ -10,12 +15,18 @@ import Logging
 /// (at most `commitIntervalMs` or one chunk apart), which bounds what a crash can lose and
 /// keeps the number of fsyncs low.
 ///
+/// Connections: one writer, on a thread of its own, takes every write in turn; reads go to
+/// read-only connections on threads of their own (``ReaderPool``), each reading a snapshot
+/// while the writer commits. An in-memory store has the writer only, which also reads.
+///
 /// A file that SQLite reports as corrupt is moved aside (never deleted) as
 /// `store.sqlite.corrupt-<epoch>` and a new store is started, with an error in the log.
 public struct GyroStore: Sendable {
     public static let fileName = "store.sqlite"
 
-    let writer: any DatabaseWriter
+    let writer: ConnectionActor
+    /// `nil` for an in-memory store: the writer reads too.
+    let readers: ReaderPool?
     let logger: Logger
     /// Bytes the store may use before retention prunes published chunk data.
     public let maxBytes: Int
@@ -32,17 +43,16 @@ public struct GyroStore: Sendable {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
-            throw .directory(path: directory, reason: (error as NSError).localizedDescription)
+            throw .directory(path: directory, reason: fileSystemReason(error))
         }
-        let path = (directory as NSString).appendingPathComponent(fileName)
+        let path = filePath(directory, fileName)
         do {
-            return try GyroStore(writer: openPool(path), maxBytes: maxBytes, logger: logger, directory: directory,
-                                 reserve: StoreReserve(directory: directory, bytes: reserveBytes))
-        } catch let error as DatabaseError where error.isCorruption {
+            return try openFile(path, maxBytes: maxBytes, logger: logger, directory: directory, reserveBytes: reserveBytes)
+        } catch let error as SQLiteError where error.isCorruption {
             let moved = quarantine(path: path, logger: logger, reason: error.description)
             do {
-                return try GyroStore(writer: openPool(path), maxBytes: maxBytes, logger: logger, quarantined: moved,
-                                     directory: directory, reserve: StoreReserve(directory: directory, bytes: reserveBytes))
+                return try openFile(path, maxBytes: maxBytes, logger: logger, quarantined: moved, directory: directory,
+                                    reserveBytes: reserveBytes)
             } catch {
                 throw .database(context: "opening a new store after moving the corrupt one aside", reason: "\(error)")
             }
@@ -55,20 +65,45 @@ public struct GyroStore: Sendable {
 
     /// An in-memory store for codec-level tests; the same schema and code paths.
     public static func inMemory(logger: Logger = Logger(label: "gyrogate.store")) throws -> GyroStore {
-        try GyroStore(writer: DatabaseQueue(configuration: makeConfiguration()), maxBytes: 1 << 40, logger: logger)
+        let connection = try SQLiteConnection(path: ":memory:")
+        try prepare(connection)
+        return try GyroStore(writer: connection, readers: nil, maxBytes: 1 << 40, logger: logger)
     }
 
-    init(writer: any DatabaseWriter, maxBytes: Int, logger: Logger, quarantined: [String] = [], directory: String? = nil,
-         reserve: StoreReserve? = nil) throws {
-        self.writer = writer
+    private static func openFile(_ path: String, maxBytes: Int, logger: Logger, quarantined: [String] = [], directory: String,
+                                 reserveBytes: Int) throws -> GyroStore {
+        let writer = try openWriter(path)
+        let readers = ReaderPool(maximum: readerCount) { () throws(SQLiteError) in
+            let reader = try SQLiteConnection(path: path, options: .init(readOnly: true))
+            try prepare(reader)
+            return reader
+        }
+        return try GyroStore(writer: writer, readers: readers, maxBytes: maxBytes, logger: logger, quarantined: quarantined,
+                             directory: directory, reserve: StoreReserve(directory: directory, bytes: reserveBytes))
+    }
+
+    /// Migrates `writer` on the calling thread, then hands it to its own thread.
+    init(writer: sending SQLiteConnection, readers: ReaderPool?, maxBytes: Int, logger: Logger, quarantined: [String] = [],
+         directory: String? = nil, reserve: StoreReserve? = nil) throws {
+        reserve?.fill()
+        let (_, unknown) = try Self.migrator.migrate(writer)
+        if !unknown.isEmpty {
+            logger.warning("the store was migrated by a newer gateway; its newer schema changes are kept as they are", metadata: [
+                "subsystem": "store", "unknownMigrations": "\(unknown.joined(separator: ","))",
+            ])
+        }
+        self.writer = try ConnectionActor(owning: writer)
+        self.readers = readers
         self.maxBytes = maxBytes
         self.logger = logger
         self.quarantined = quarantined
         self.directory = directory
         self.reserve = reserve
-        reserve?.fill()
-        try Self.migrator.migrate(writer)
     }
+
+    /// Reads that can run at once beside the writer: the publisher's outbox pass, which can wait
+    /// seconds for the broker, plus the admin API, capture and retention checks.
+    static let readerCount = 4
 
     /// Bytes of the file that read-only connections map into memory.
     ///
@@ -81,34 +116,34 @@ public struct GyroStore: Sendable {
     /// instead of an error. The size is SQLite's default compile-time ceiling (~2 GiB).
     static let readerMappedBytes: Int64 = 0x7FFF_0000
 
-    static func makeConfiguration() -> Configuration {
-        var configuration = Configuration()
-        configuration.foreignKeysEnabled = true
-        configuration.busyMode = .timeout(5)
-        configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = FULL")
-            // Debian builds SQLite with SECURE_DELETE, which zeroes every freed page and writes
-            // it: evicting or pruning 1,000 chunk documents wrote 141 MB to the WAL (and again
-            // at the checkpoint) instead of 0.2 MB, 7x slower, and grew the WAL exactly when the
-            // disk was full. FAST still zeroes deleted content inside pages that are written anyway.
-            try db.execute(sql: "PRAGMA secure_delete = FAST")
-            if db.configuration.readonly {
-                try db.execute(sql: "PRAGMA mmap_size = \(readerMappedBytes)")
-            }
+    /// What every connection sets before its first use.
+    static func prepare(_ db: SQLiteConnection) throws(SQLiteError) {
+        try db.execute("PRAGMA foreign_keys = ON")
+        try db.execute("PRAGMA synchronous = FULL")
+        // Debian builds SQLite with SECURE_DELETE, which zeroes every freed page and writes
+        // it: evicting or pruning 1,000 chunk documents wrote 141 MB to the WAL (and again
+        // at the checkpoint) instead of 0.2 MB, 7x slower, and grew the WAL exactly when the
+        // disk was full. FAST still zeroes deleted content inside pages that are written anyway.
+        try db.execute("PRAGMA secure_delete = FAST")
+        if db.isReadOnly {
+            try db.execute("PRAGMA mmap_size = \(readerMappedBytes)")
         }
-        return configuration
     }
 
-    static func openPool(_ path: String) throws -> DatabasePool {
-        let pool = try DatabasePool(path: path, configuration: makeConfiguration())
-        // Again: the pool sets NORMAL on its writer when it switches to WAL, after
-        // `prepareDatabase`, and with NORMAL a commit that returned can be lost with the power.
-        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
-        let verdict = try pool.read { db in try String.fetchOne(db, sql: "PRAGMA quick_check") } ?? "no answer"
-        guard verdict == "ok" else {
-            throw DatabaseError(resultCode: .SQLITE_CORRUPT, message: "quick_check: \(verdict)")
+    /// The write connection of the file at `path`, in WAL mode, its pages checked.
+    static func openWriter(_ path: String) throws -> SQLiteConnection {
+        let writer = try SQLiteConnection(path: path)
+        try prepare(writer)
+        // Reading the header here is also what finds a file that is not a database (SQLITE_NOTADB).
+        let mode = try writer.first("PRAGMA journal_mode = WAL") { try $0.text(0) }
+        guard mode == "wal" else {
+            throw SQLiteError(code: SQLITE_CANTOPEN, message: "\(path) cannot use a WAL journal (journal_mode is \(mode ?? "unknown"))")
         }
-        return pool
+        let verdict = try writer.first("PRAGMA quick_check") { try $0.text(0) } ?? "no answer"
+        guard verdict == "ok" else {
+            throw SQLiteError(code: SQLITE_CORRUPT, message: "quick_check: \(verdict)")
+        }
+        return writer
     }
 
     /// Moves the damaged file and its WAL aside so that an operator can still recover from it.
@@ -124,10 +159,17 @@ public struct GyroStore: Sendable {
         ])
         return moved
     }
-}
 
-extension DatabaseError {
-    var isCorruption: Bool {
-        resultCode == .SQLITE_CORRUPT || resultCode == .SQLITE_NOTADB
+    /// A file system error as the system's sentence for it ("Permission denied"): the errors
+    /// of FoundationEssentials print as their structure.
+    static func fileSystemReason(_ error: any Error) -> String {
+        let posix = (error as? CocoaError)?.underlying as? POSIXError ?? error as? POSIXError
+        guard let posix, let text = strerror(posix.code.rawValue) else { return "\(error)" }
+        return String(cString: text)
+    }
+
+    /// `name` in `directory`.
+    static func filePath(_ directory: String, _ name: String) -> String {
+        directory.hasSuffix("/") ? directory + name : directory + "/" + name
     }
 }

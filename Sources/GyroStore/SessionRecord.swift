@@ -1,5 +1,4 @@
-import Foundation
-import GRDB
+import FoundationEssentials
 
 /// A capture session: one sensor, one user, from start to end. Its id is the `records`
 /// document id, `{userId}___{start epoch seconds}`, assigned once.
@@ -48,47 +47,32 @@ public struct SessionRecord: Codable, Sendable, Equatable {
 /// Rows are written column by column: a session's chunk list grows to thousands of ids and is
 /// rewritten at every commit, so it is stored as comma-separated ids instead of going through
 /// a generic JSON encoder.
-extension SessionRecord: FetchableRecord, PersistableRecord {
-    public static let databaseTableName = "session"
+extension SessionRecord {
+    /// The columns `init(row:)` reads, in its order.
+    static let columns = """
+        id, userId, device, startMs, endMs, lastSampleMs, samples, expected, hazards, chunkIds, accelChunkIds, gaps, isOpen, localDate
+        """
 
-    public init(row: Row) throws {
-        id = row["id"]
-        userId = row["userId"]
-        device = row["device"]
-        startMs = row["startMs"]
-        endMs = row["endMs"]
-        lastSampleMs = row["lastSampleMs"]
-        samples = row["samples"]
-        expected = row["expected"]
-        hazards = try JSONColumn.decode([String: Int].self, row["hazards"])
-        chunkIds = Self.ids(row["chunkIds"])
-        accelChunkIds = Self.ids(row["accelChunkIds"])
-        gaps = try JSONColumn.decode([GapRange].self, row["gaps"])
-        isOpen = row["isOpen"]
-        localDate = row["localDate"]
+    init(row: SQLiteRow) throws {
+        id = try row.text(0)
+        userId = try row.text(1)
+        device = try row.text(2)
+        startMs = try row.double(3)
+        endMs = try row.optionalDouble(4)
+        lastSampleMs = try row.optionalDouble(5)
+        samples = try row.int64(6)
+        expected = try row.int64(7)
+        hazards = try JSONColumn.decode([String: Int].self, try row.optionalText(8))
+        chunkIds = Self.ids(try row.optionalText(9))
+        accelChunkIds = Self.ids(try row.optionalText(10))
+        gaps = try JSONColumn.decode([GapRange].self, try row.optionalText(11))
+        isOpen = try row.bool(12)
+        localDate = try row.text(13)
     }
 
-    public func encode(to container: inout PersistenceContainer) throws {
-        container["id"] = id
-        container["userId"] = userId
-        container["device"] = device
-        container["startMs"] = startMs
-        container["endMs"] = endMs
-        container["lastSampleMs"] = lastSampleMs
-        container["samples"] = samples
-        container["expected"] = expected
-        container["hazards"] = hazards.isEmpty ? "{}" : try JSONColumn.encode(hazards)
-        container["chunkIds"] = chunkIds.joined(separator: ",")
-        container["accelChunkIds"] = accelChunkIds.joined(separator: ",")
-        container["gaps"] = gaps.isEmpty ? "[]" : try JSONColumn.encode(gaps)
-        container["isOpen"] = isOpen
-        container["localDate"] = localDate
-    }
-
-    /// Writes the row, inserting or replacing every column, through one cached statement:
-    /// `save` would build its SQL and encode the record through a container at every commit.
-    func upsert(_ db: Database) throws {
-        let statement = try db.cachedStatement(sql: """
+    /// Writes the row, inserting or replacing every column, through one cached statement.
+    func upsert(_ db: SQLiteConnection) throws {
+        try db.run("""
             INSERT INTO session (id, userId, device, startMs, endMs, lastSampleMs, samples, expected, hazards,
                                  chunkIds, accelChunkIds, gaps, isOpen, localDate)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -97,8 +81,7 @@ extension SessionRecord: FetchableRecord, PersistableRecord {
                 samples = excluded.samples, expected = excluded.expected, hazards = excluded.hazards,
                 chunkIds = excluded.chunkIds, accelChunkIds = excluded.accelChunkIds, gaps = excluded.gaps,
                 isOpen = excluded.isOpen, localDate = excluded.localDate
-            """)
-        try statement.execute(arguments: [
+            """, [
             id, userId, device, startMs, endMs, lastSampleMs, samples, expected,
             hazards.isEmpty ? "{}" : try JSONColumn.encode(hazards), chunkIds.joined(separator: ","),
             accelChunkIds.joined(separator: ","), gaps.isEmpty ? "[]" : try JSONColumn.encode(gaps), isOpen, localDate,

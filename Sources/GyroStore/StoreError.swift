@@ -1,5 +1,3 @@
-import GRDB
-
 /// Failures of the store, each saying what an operator can do about it.
 public enum StoreError: Error, CustomStringConvertible, Sendable {
     /// The data directory could not be created or written.
@@ -40,7 +38,7 @@ extension StoreError {
     /// `error` from SQLite while doing `context`, as the error an operator can act on.
     static func wrapping(_ error: any Error, context: String) -> StoreError {
         if let error = error as? StoreError { return error }
-        if let error = error as? DatabaseError, error.resultCode == .SQLITE_FULL || error.resultCode == .SQLITE_IOERR {
+        if let error = error as? SQLiteError, error.isFull {
             return .full(context: context, reason: "\(error)")
         }
         return .database(context: context, reason: "\(error)")

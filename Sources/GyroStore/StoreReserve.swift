@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A file of allocated blocks beside the store, deleted when the disk fills.
 ///
@@ -16,7 +20,7 @@ public struct StoreReserve: Sendable {
 
     public init?(directory: String, bytes: Int) {
         guard bytes > 0 else { return nil }
-        path = (directory as NSString).appendingPathComponent(Self.fileName)
+        path = GyroStore.filePath(directory, Self.fileName)
         self.bytes = bytes
     }
 
@@ -58,7 +62,7 @@ extension GyroStore {
         var fs = statvfs()
         guard statvfs(directory, &fs) == 0 else { return nil }
         var info = stat()
-        let file = stat((directory as NSString).appendingPathComponent(Self.fileName), &info) == 0 ? Int(info.st_size) : 0
+        let file = stat(Self.filePath(directory, Self.fileName), &info) == 0 ? Int(info.st_size) : 0
         return StoreSpace(freeBytes: Int(fs.f_bavail) * Int(fs.f_frsize), totalBytes: Int(fs.f_blocks) * Int(fs.f_frsize), fileBytes: file)
     }
 

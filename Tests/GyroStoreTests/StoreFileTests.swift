@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 @testable import GyroStore
 import TestSupport
 import XCTest
@@ -19,12 +18,12 @@ final class StoreFileTests: XCTestCase {
     }
 
     /// A commit that returned has reached the disk: the writer runs with synchronous = FULL (2).
-    /// GRDB's pool sets NORMAL when it switches to WAL, after the connection was prepared.
+    /// (GRDB's pool used to set NORMAL when it switched to WAL, after the connection was prepared.)
     func testTheWriterSyncsEveryCommit() async throws {
         let folder = try TemporaryDirectory()
         defer { folder.remove() }
         let store = try GyroStore.open(directory: folder.path, logger: testLogger())
-        func level() async throws -> Int? { try await store.writer.write { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") } }
+        func level() async throws -> Int? { try await store.write { db in try db.first("PRAGMA synchronous") { try $0.int(0) } } }
         let opened = try await level()
         XCTAssertEqual(opened, 2)
         // Acknowledgements are committed without a sync (a lost one is a resend), then FULL again.
@@ -50,12 +49,12 @@ final class StoreFileTests: XCTestCase {
         var writes = StoreChanges()
         writes.documents = paths.map { DocumentWrite(path: $0, body: Array(repeating: 0x5A, count: 140_000), retain: false, device: nil) }
         try await store.commit(writes)
-        try await store.writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        try await store.writeWithoutTransaction { db in try db.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
         var deletions = StoreChanges()
         deletions.deletions = paths
         try await store.commit(deletions)
-        let framesWritten = try await store.writer.writeWithoutTransaction { db in
-            try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(PASSIVE)")?[1] as Int? ?? -1
+        let framesWritten = try await store.writeWithoutTransaction { db in
+            try db.first("PRAGMA wal_checkpoint(PASSIVE)") { try $0.int(1) } ?? -1
         }
         // 40 bodies span ~1,400 overflow pages; zeroing them would write every one.
         XCTAssertGreaterThanOrEqual(framesWritten, 0)
@@ -73,9 +72,10 @@ final class StoreFileTests: XCTestCase {
             try await store.commit(changes)
         }
         // Fold the WAL into the file, then scribble over a page in the middle of it.
-        let queue = try DatabaseQueue(path: folder.file(GyroStore.fileName))
-        try await queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
-        try queue.close()
+        do {
+            let connection = try SQLiteConnection(path: folder.file(GyroStore.fileName))
+            try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        }
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: folder.file(GyroStore.fileName)))
         try handle.seek(toOffset: 4096 * 3)
         handle.write(Data(repeating: 0xA5, count: 4096 * 2))
@@ -89,6 +89,7 @@ final class StoreFileTests: XCTestCase {
     func testAnUnwritableDirectoryIsAClearError() throws {
         XCTAssertThrowsError(try GyroStore.open(directory: "/proc/gyrogate-cannot-exist", logger: testLogger())) { error in
             XCTAssertTrue("\(error)".contains("cannot use data directory /proc/gyrogate-cannot-exist"), "\(error)")
+            XCTAssertFalse("\(error)".contains("CocoaError"), "the system's reason, not the error's structure: \(error)")
         }
     }
 }

@@ -18,7 +18,7 @@ import CMosquitto
 import Capture
 import Daemon
 import Foundation
-import GRDBSQLite
+import CSQLite
 import GyroStore
 import Logging
 import MQTTPublisher

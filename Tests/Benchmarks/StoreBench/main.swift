@@ -5,7 +5,7 @@
 // usage: swift run -c release store-bench [SAMPLES] [DIRECTORY]
 import Capture
 import Foundation
-import GRDBSQLite
+import CSQLite
 import GyroStore
 import Logging
 
