@@ -150,7 +150,7 @@ extension AdminAPI {
         guard !body.isEmpty else { throw AdminError.badRequest("expected a JSON object body") }
         let parsed: JSONValue
         do { parsed = try JSONValue(parsing: body) } catch {
-            throw AdminError.badRequest("the body is \(error)")
+            throw AdminError.badRequest("the body is not valid JSON: \(error)")
         }
         guard let object = parsed.object else { throw AdminError.badRequest("expected a JSON object body") }
         return object

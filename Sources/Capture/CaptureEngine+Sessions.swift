@@ -164,7 +164,7 @@ extension CaptureEngine {
         let path = try DocumentPaths.medals(userId: userId)
         guard let body = try await store.document(path) else { return Medals() }
         let document: JSONValue
-        do { document = try JSONValue(parsing: body) } catch { throw CaptureError.unreadableDocument(path: path.description, reason: error.description) }
+        do { document = try JSONValue(parsing: body) } catch { throw CaptureError.unreadableDocument(path: path.description, reason: "not valid JSON: \(error)") }
         guard let object = document.object else { return Medals() }
         let medals = Medals(earned: Set(object.compactMap { $0.value.bool == true ? $0.key : nil }))
         medalCache[userId] = medals

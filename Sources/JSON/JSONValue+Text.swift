@@ -26,18 +26,13 @@ public struct JSONLayout: OptionSet, Sendable {
 }
 
 extension JSONValue {
-    /// Parses one complete JSON text (an object, array or scalar).
-    /// - throws: `JSONError` saying what is wrong; never traps, whatever the bytes.
+    /// Parses one complete JSON text (an object, array or scalar), strictly by RFC 8259.
+    /// - throws: `JSONError` whose reason says what is wrong and where ("trailing comma at
+    ///   line 7, column 22"); never traps, whatever the bytes.
     public init(parsing bytes: some Sequence<UInt8>) throws(JSONError) {
-        let data = Data(bytes)
-        guard !data.isEmpty else { throw JSONError("empty, expected a JSON document") }
-        do {
-            self = try JSONDecoder().decode(JSONValue.self, from: data)
-        } catch let DecodingError.dataCorrupted(context) where !context.codingPath.isEmpty {
-            throw JSONError("not valid JSON at \(Self.describe(context.codingPath)): \(context.debugDescription)")
-        } catch {
-            throw JSONError("not valid JSON")
-        }
+        var parser = JSONParser(Array(bytes))
+        guard !parser.bytes.isEmpty else { throw JSONError("empty, expected a JSON document") }
+        self = try parser.parseDocument()
     }
 
     /// Parses one JSON object; anything else (an array, a scalar, bad bytes) is an error.
@@ -58,9 +53,5 @@ extension JSONValue {
         // Encoding a JSONValue cannot fail: every case has a JSON form (non-finite numbers
         // are written as null). The fallback only keeps this total.
         return (try? [UInt8](encoder.encode(self))) ?? Array("null".utf8)
-    }
-
-    private static func describe(_ path: [any CodingKey]) -> String {
-        path.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
     }
 }

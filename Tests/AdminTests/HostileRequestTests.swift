@@ -82,6 +82,12 @@ final class HostileRequestTests: XCTestCase {
             XCTAssertTrue(item.expected.contains(got), "\(item.name): got \(got.map(String.init) ?? "no response"), expected \(item.expected)")
         }
 
+        // A body that is not JSON is answered with what is wrong and where.
+        let badBody = try client.parse(try client.exchange(Array(post("/v1/sessions", "{\"device\": ").utf8)))
+        XCTAssertEqual(badBody.status, 400)
+        XCTAssertEqual(try badBody.json()["error"]?["message"]?.string,
+                       "the body is not valid JSON: unexpected end of input at line 1, column 12 (expected a value)")
+
         // Half-open connections: a partial head, a short body, then the client stops writing.
         XCTAssertEqual(status(client, "GET /v1/sta", shutdownWrite: true), nil)
         XCTAssertTrue([nil, 400].contains(status(client, "POST /v1/sessions HTTP/1.1\r\nContent-Length: 50\r\n\r\n{\"dev", shutdownWrite: true)))

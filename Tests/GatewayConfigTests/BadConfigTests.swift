@@ -116,7 +116,7 @@ final class BadConfigTests: XCTestCase {
 
     func testNotJSONSaysWhere() {
         XCTAssertThrowsError(try GatewayConfiguration.parse(Data("{\"a\": ".utf8), source: "x.json", baseDirectory: folder)) { error in
-            XCTAssertTrue("\(error)".contains("x.json is not valid JSON"), "\(error)")
+            XCTAssertTrue("\(error)".contains("x.json is not valid JSON: unexpected end of input at line 1, column 7 (expected a value)"), "\(error)")
         }
     }
 
