@@ -43,6 +43,13 @@ swift build --build-tests 2>&1 | grep -vE '^\[[0-9]+/[0-9]+\]'
 build=${PIPESTATUS[0]}
 [ "$build" = 0 ] || { echo "build failed ($build)"; exit "$build"; }
 
+# The gateway links FoundationEssentials at most: full Foundation would bring ICU (tens of MB in
+# a static binary). An `import Foundation` anywhere under Sources shows up here.
+echo "== the gateway links no full Foundation"
+if ldd .build/debug/gyrogate | grep -E 'lib(Foundation|FoundationInternationalization|_FoundationICU|FoundationNetworking)\.so'; then
+    echo "gyrogate links full Foundation (see the libraries above): use FoundationEssentials"; exit 1
+fi
+
 echo "== running tests"
 # XCTest only: the suite has no Swift Testing tests, and their empty summary would be the last line.
 swift test --skip-build --disable-swift-testing 2>&1 | grep -vE "^Test Case '.*' (started|passed)"

@@ -46,7 +46,8 @@ func loadConfiguration(_ path: String) throws -> GatewayConfiguration {
         return try GatewayConfiguration.load(path: path)
     } catch {
         var standardError = StandardError()
-        for problem in error.problems { print("\(path): \(problem)", to: &standardError) }
+        // A file-level problem already names the file; a key's problem gets it in front.
+        for problem in error.problems { print(problem.path.isEmpty ? problem.message : "\(path): \(problem)", to: &standardError) }
         throw ExitCode(78)
     }
 }
