@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds gyrogate for a Raspberry Pi (aarch64 Linux): a release binary with the Swift runtime
 # linked in statically, sections garbage-collected and symbols stripped. It needs at run time
-# only the Pi's libc, libsqlite3-0 and libmosquitto1; install it with
+# only the Pi's libc, libsqlite3-0, libmosquitto1 and tzdata; install it with
 #   sudo bash deploy/install.sh --binary PATH
 #
 # Usage: bash deploy/build-pi.sh [--output PATH] [--no-deps] [--scratch-path DIR]

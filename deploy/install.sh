@@ -127,7 +127,7 @@ fi
 # ---------------------------------------------------------------------------------------------
 # 1. Packages: the runtime libraries, and what the build needs when building here.
 if [ "$real_root" = 1 ]; then
-    packages=(libsqlite3-0 libmosquitto1)
+    packages=(libsqlite3-0 libmosquitto1 tzdata)
     [ -n "$binary" ] || packages+=(libsqlite3-dev libmosquitto-dev)
     if command -v apt-get >/dev/null; then
         missing=()
@@ -147,7 +147,7 @@ if [ "$real_root" = 1 ]; then
         echo "$me: warning: no apt-get; make sure ${packages[*]} (or your distribution's equivalents) are installed" >&2
     fi
 else
-    note "skipping apt-get (--root): the target needs libsqlite3-0 and libmosquitto1"
+    note "skipping apt-get (--root): the target needs libsqlite3-0, libmosquitto1 and tzdata"
 fi
 
 # 2. The binary: the one given, or a static-stdlib release build from this repository.
