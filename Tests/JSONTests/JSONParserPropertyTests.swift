@@ -88,7 +88,7 @@ final class JSONParserPropertyTests: XCTestCase {
             let candidate = switch random.below(3) {
             case 0: Double(bitPattern: random.next())
             case 1: Double(Int64(random.below(2_000_000)) - 1_000_000) / 1000
-            default: [0.1, -2.5, 1e-7, 5e-324, 1.7976931348623157e308, 1e20, -1e300, 0.30000000000000004][random.below(8)]
+            default: [0.1, -2.5, 1e-7, Double.leastNonzeroMagnitude, 1.7976931348623157e308, 1e20, -1e300, 0.30000000000000004][random.below(8)]
             }
             if candidate.isFinite, Int64(exactly: candidate) == nil { return candidate }
         }
