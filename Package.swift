@@ -56,7 +56,7 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(
             name: "GyroStore",
-            dependencies: ["CSQLite", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CSQLite", "PosixThreads", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .target(

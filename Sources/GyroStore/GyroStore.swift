@@ -92,7 +92,7 @@ public struct GyroStore: Sendable {
                 "subsystem": "store", "unknownMigrations": "\(unknown.joined(separator: ","))",
             ])
         }
-        self.writer = try ConnectionActor(owning: writer)
+        self.writer = try ConnectionActor(owning: writer, threadName: "store-writer")
         self.readers = readers
         self.maxBytes = maxBytes
         self.logger = logger

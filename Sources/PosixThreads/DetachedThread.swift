@@ -43,7 +43,9 @@ public enum DetachedThread {
 
     /// What `pthread_setname_np` does (Glibc's module does not export it): the kernel keeps
     /// the name in the thread's `comm`, at most 15 bytes. A failure only loses the name.
-    private static func nameCurrentThread(_ name: String) {
+    /// Without a name a thread inherits its creator's (a dispatch worker's, say), and per-thread
+    /// figures (`top -H`, `/proc/PID/task`) mix it with that one.
+    public static func nameCurrentThread(_ name: String) {
         let descriptor = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return }
         let bytes = Array(name.utf8.prefix(15))

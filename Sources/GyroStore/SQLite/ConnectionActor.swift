@@ -8,9 +8,9 @@ actor ConnectionActor {
     nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     /// Takes over `connection`: nothing else may use it from now on.
-    init(owning connection: sending SQLiteConnection) throws(SQLiteError) {
+    init(owning connection: sending SQLiteConnection, threadName: String) throws(SQLiteError) {
         self.connection = connection
-        self.executor = try ConnectionExecutor()
+        self.executor = try ConnectionExecutor(name: threadName)
     }
 
     deinit { executor.stop() }

@@ -1,4 +1,5 @@
 import CSQLite
+import PosixThreads
 
 #if canImport(Glibc)
 import Glibc
@@ -19,9 +20,10 @@ final class ConnectionExecutor: SerialExecutor, Sendable {
     private let queue = JobQueue()
     private let thread: pthread_t
 
-    init() throws(SQLiteError) {
+    /// - parameter name: the thread's name (`store-writer`, `store-reader`).
+    init(name: String) throws(SQLiteError) {
         let queue = self.queue
-        let body = Unmanaged.passRetained(ThreadBody(queue: queue))
+        let body = Unmanaged.passRetained(ThreadBody(queue: queue, name: name))
         var thread = pthread_t()
         let code = pthread_create(&thread, nil, { argument in
             Unmanaged<ThreadBody>.fromOpaque(argument!).takeRetainedValue().start()
@@ -109,8 +111,15 @@ private final class JobQueue: @unchecked Sendable {
 /// What a new thread runs: the queue's loop.
 private final class ThreadBody {
     let queue: JobQueue
+    let name: String
 
-    init(queue: JobQueue) { self.queue = queue }
+    init(queue: JobQueue, name: String) {
+        self.queue = queue
+        self.name = name
+    }
 
-    func start() { queue.run() }
+    func start() {
+        DetachedThread.nameCurrentThread(name)
+        queue.run()
+    }
 }

@@ -49,7 +49,7 @@ final class ReaderPool: Sendable {
         // Opened outside the lock: opening reads the file header and schema.
         let reader: ConnectionActor
         do {
-            reader = try ConnectionActor(owning: try open())
+            reader = try ConnectionActor(owning: try open(), threadName: "store-reader")
         } catch {
             state.withLock { $0.opening -= 1 }
             throw error
