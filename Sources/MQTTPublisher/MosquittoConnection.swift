@@ -40,8 +40,7 @@ final class MosquittoConnection: @unchecked Sendable {
     let generation: Int
     /// Entered while the connection's thread runs.
     private let running = DispatchGroup()
-    private let lock = PosixLock()
-    private var closing = false
+    private let closing = LockedState(false)
 
     init?(configuration: PublisherConfiguration, v5: Bool, generation: Int, continuation: AsyncStream<MQTTEvent>.Continuation) {
         _ = Self.libraryReady
@@ -158,13 +157,13 @@ final class MosquittoConnection: @unchecked Sendable {
         }
     }
 
-    private var isClosing: Bool { lock.withLock { closing } }
+    private var isClosing: Bool { closing.withLock { $0 } }
 
     /// Sends DISCONNECT if connected (so the broker does not send the will), waits for the
     /// connection's thread to end and frees the handle. Blocking: call it off the actor
     /// (see `closeInBackground`).
     func close() {
-        let first: Bool = lock.withLock {
+        let first: Bool = closing.withLock { closing in
             defer { closing = true }
             return !closing
         }

@@ -1,3 +1,5 @@
+import PosixThreads
+
 /// Read-only connections of a WAL store, each on its own thread, opened as reads need them.
 ///
 /// WAL lets each of them read its own snapshot while the writer commits. A read goes to an idle
