@@ -56,7 +56,7 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(
             name: "GyroStore",
-            dependencies: ["CSQLite", "PosixThreads", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CSQLite", "JSON", "PosixThreads", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .target(
@@ -84,7 +84,7 @@ let package = Package(
         .target(
             name: "MQTTPublisher",
             dependencies: [
-                "CMosquitto", "GyroStore", "JSON", "PosixThreads", "ZoneInfo",
+                "CMosquitto", "GyroStore", "JSON", "PosixThreads", "TextTools", "ZoneInfo",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -93,7 +93,7 @@ let package = Package(
         .target(
             name: "Daemon",
             dependencies: [
-                "GatewayConfig", "GyroStore", "Capture", "Admin", "MQTTPublisher", "Sensors", "BLEHost", "MetaWear", "CMalloc", "JSON", "ZoneInfo",
+                "GatewayConfig", "GyroStore", "Capture", "Admin", "MQTTPublisher", "Sensors", "BLEHost", "MetaWear", "CMalloc", "JSON", "TextTools", "ZoneInfo",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds gyrogate for a Raspberry Pi (aarch64 Linux): a release binary with the Swift runtime
-# linked in statically, sections garbage-collected and symbols stripped. It needs at run time
+# Builds gyrogate for a Raspberry Pi (aarch64 Linux): the shipped release build of
+# deploy/release-build.sh (Swift runtime linked in statically, code laid out by
+# deploy/gyrogate.ld, unused sections dropped, symbols stripped). It needs at run time
 # only the Pi's libc, libsqlite3-0, libmosquitto1 and tzdata; install it with
 #   sudo bash deploy/install.sh --binary PATH
 #
@@ -57,7 +58,7 @@ case "$version" in
     *) echo "$me: warning: Swift $version: gyrogate is built and tested with Swift 6.3" >&2 ;;
 esac
 
-build=(swift build -c release --static-swift-stdlib --product gyrogate -Xlinker --gc-sections -Xlinker -s)
+build=(bash deploy/release-build.sh)
 [ -z "$scratch" ] || build+=(--scratch-path "$scratch")
 
 machine=$(uname -m)

@@ -8,7 +8,7 @@
 #        sudo bash deploy/install.sh --uninstall [--purge] [--prefix DIR] [--root DIR]
 #
 #   --binary PATH  install this gyrogate (e.g. one from deploy/build-pi.sh) instead of building
-#                  one here with `swift build -c release --static-swift-stdlib`
+#                  one here with deploy/release-build.sh
 #   --prefix DIR   where the binary and its documentation go (default /usr/local):
 #                  DIR/bin/gyrogate, DIR/share/doc/gyrogate/
 #   --root DIR     install into DIR as if it were / (an image, a test): every path is prefixed
@@ -153,10 +153,10 @@ fi
 # 2. The binary: the one given, or a static-stdlib release build from this repository.
 if [ -z "$binary" ]; then
     command -v swift >/dev/null || die "swift not found: install Swift 6.3, or build elsewhere (deploy/build-pi.sh) and pass --binary PATH"
-    note "swift build -c release --static-swift-stdlib --product gyrogate"
-    swift build -c release --static-swift-stdlib --product gyrogate \
+    note "bash deploy/release-build.sh (swift build -c release, static Swift runtime)"
+    bash deploy/release-build.sh \
         || die "swift build failed (above); it needs Swift 6.3, libsqlite3-dev and libmosquitto-dev"
-    binary="$(swift build -c release --static-swift-stdlib --show-bin-path)/gyrogate"
+    binary="$(bash deploy/release-build.sh --show-bin-path)/gyrogate"
     [ -x "$binary" ] || die "swift build left no binary at $binary"
 fi
 changed=0

@@ -1,4 +1,5 @@
 import JSON
+import TextTools
 
 /// One parsed request, as the router sees it: no NIO types, so routing is tested without I/O.
 public struct AdminRequest: Sendable {
@@ -26,8 +27,8 @@ public struct AdminRequest: Sendable {
         var items: [String: String] = [:]
         for pair in text.split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let name = PercentEncoding.decode(parts[0].replacing("+", with: " ")) ?? String(parts[0])
-            let value = parts.count > 1 ? (PercentEncoding.decode(parts[1].replacing("+", with: " ")) ?? "") : ""
+            let name = PercentEncoding.decode(parts[0].replacingEvery("+", with: " ")) ?? String(parts[0])
+            let value = parts.count > 1 ? (PercentEncoding.decode(parts[1].replacingEvery("+", with: " ")) ?? "") : ""
             items[name] = value
         }
         return items

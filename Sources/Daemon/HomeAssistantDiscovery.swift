@@ -2,6 +2,7 @@ import GatewayConfig
 import JSON
 import MQTTPublisher
 import Sensors
+import TextTools
 
 /// Home Assistant MQTT discovery documents for the gateway and its configured sensors, and the
 /// state document their templates read (https://www.home-assistant.io/integrations/mqtt/).
@@ -48,7 +49,7 @@ public struct HomeAssistantDiscovery: Sendable {
     }
 
     /// `C4:BE:84:00:00:01` → `c4be84000001`.
-    static func addressKey(_ address: String) -> String { sanitized(address.replacing(":", with: "").lowercased()) }
+    static func addressKey(_ address: String) -> String { sanitized(address.replacingEvery(":", with: "").lowercased()) }
 
     func sensorNode(_ address: String) -> String { gatewayNode + "_" + Self.addressKey(address) }
 

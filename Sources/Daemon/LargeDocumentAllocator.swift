@@ -14,9 +14,19 @@ public enum LargeDocumentAllocator {
     /// Free memory at the top of a heap kept for reuse instead of being returned.
     public static let trimThreshold: Int32 = 32 << 20
 
+    /// Heaps (glibc arenas) shared by all threads.
+    ///
+    /// Why: glibc gives threads that allocate at the same time heaps of their own, and each
+    /// keeps what it freed. A document is rendered on one thread, read back on a store reader
+    /// and copied by libmosquitto on its own, so with an arena each the same ~140 KB lived in
+    /// three heaps: peak RSS 1.3 MB higher at 4 sensors (e2e bench). The threads that allocate
+    /// are few and not on the data plane, so one lock is cheap.
+    public static let arenas: Int32 = 1
+
     /// Call once at process start, before the first large allocation.
     public static func configure() {
         mallopt(M_MMAP_THRESHOLD, mmapThreshold)
         mallopt(M_TRIM_THRESHOLD, trimThreshold)
+        mallopt(M_ARENA_MAX, arenas)
     }
 }

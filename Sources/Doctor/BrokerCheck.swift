@@ -2,6 +2,7 @@ import Daemon
 import GatewayConfig
 import Logging
 import MQTTPublisher
+import TextTools
 
 /// The broker is reachable and accepts the credentials and TLS settings (`broker`), and a QoS 1,
 /// non-retained test publish under the topic prefix gets its PUBACK (`publish`).
@@ -57,6 +58,6 @@ enum BrokerCheck {
     }
 
     private static func jsonEscaped(_ text: String) -> String {
-        text.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"")
+        text.replacingEvery("\\", with: "\\\\").replacingEvery("\"", with: "\\\"")
     }
 }

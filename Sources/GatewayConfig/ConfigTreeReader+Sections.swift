@@ -208,7 +208,7 @@ extension ConfigTreeReader {
             return "\"\(prefix)\" must not start or end with \"/\" (the gateway adds the separators)"
         }
         if prefix.hasPrefix("$") { return "\"\(prefix)\" must not start with \"$\" (reserved by MQTT brokers)" }
-        if prefix.contains("//") { return "\"\(prefix)\" must not contain an empty level (\"//\")" }
+        if zip(prefix, prefix.dropFirst()).contains(where: { $0 == "/" && $1 == "/" }) { return "\"\(prefix)\" must not contain an empty level (\"//\")" }
         return nil
     }
 }

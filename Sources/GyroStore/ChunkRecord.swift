@@ -53,7 +53,7 @@ extension ChunkRecord {
         count = try row.int(7)
         startMs = try row.optionalDouble(8)
         endMs = try row.optionalDouble(9)
-        gaps = try JSONColumn.decode([GapRange].self, try row.optionalText(10))
+        gaps = try JSONColumn.gaps(try row.optionalText(10))
         isOpen = try row.bool(11)
         pruned = try row.bool(12)
     }
@@ -69,7 +69,7 @@ extension ChunkRecord {
                 pruned = excluded.pruned
             """, [
             id, sessionId, stream, seq, odrHz, range, firstIndex, count, startMs, endMs,
-            gaps.isEmpty ? "[]" : try JSONColumn.encode(gaps), isOpen, pruned,
+            JSONColumn.text(gaps), isOpen, pruned,
         ])
     }
 }

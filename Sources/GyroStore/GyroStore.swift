@@ -116,6 +116,15 @@ public struct GyroStore: Sendable {
     /// instead of an error. The size is SQLite's default compile-time ceiling (~2 GiB).
     static let readerMappedBytes: Int64 = 0x7FFF_0000
 
+    /// SQLite's page cache per connection, in KiB (its default is 2,000 each).
+    ///
+    /// Why: with up to five connections the caches were the largest part of the gateway's heap
+    /// once chunk documents flowed (each copy of a ~140 KB document stays cached). Readers read
+    /// the file through the map; what they cache is mostly WAL pages read once. The writer
+    /// keeps enough for the tables' and indexes' interior pages a commit touches.
+    static let readerCacheKiB = 256
+    static let writerCacheKiB = 1024
+
     /// What every connection sets before its first use.
     static func prepare(_ db: SQLiteConnection) throws(SQLiteError) {
         try db.execute("PRAGMA foreign_keys = ON")
@@ -127,6 +136,9 @@ public struct GyroStore: Sendable {
         try db.execute("PRAGMA secure_delete = FAST")
         if db.isReadOnly {
             try db.execute("PRAGMA mmap_size = \(readerMappedBytes)")
+            try db.execute("PRAGMA cache_size = -\(readerCacheKiB)")
+        } else {
+            try db.execute("PRAGMA cache_size = -\(writerCacheKiB)")
         }
     }
 

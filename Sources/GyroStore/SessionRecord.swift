@@ -62,10 +62,10 @@ extension SessionRecord {
         lastSampleMs = try row.optionalDouble(5)
         samples = try row.int64(6)
         expected = try row.int64(7)
-        hazards = try JSONColumn.decode([String: Int].self, try row.optionalText(8))
+        hazards = try JSONColumn.hazards(try row.optionalText(8))
         chunkIds = Self.ids(try row.optionalText(9))
         accelChunkIds = Self.ids(try row.optionalText(10))
-        gaps = try JSONColumn.decode([GapRange].self, try row.optionalText(11))
+        gaps = try JSONColumn.gaps(try row.optionalText(11))
         isOpen = try row.bool(12)
         localDate = try row.text(13)
     }
@@ -83,24 +83,13 @@ extension SessionRecord {
                 isOpen = excluded.isOpen, localDate = excluded.localDate
             """, [
             id, userId, device, startMs, endMs, lastSampleMs, samples, expected,
-            hazards.isEmpty ? "{}" : try JSONColumn.encode(hazards), chunkIds.joined(separator: ","),
-            accelChunkIds.joined(separator: ","), gaps.isEmpty ? "[]" : try JSONColumn.encode(gaps), isOpen, localDate,
+            JSONColumn.text(hazards), chunkIds.joined(separator: ","),
+            accelChunkIds.joined(separator: ","), JSONColumn.text(gaps), isOpen, localDate,
         ])
     }
 
     static func ids(_ text: String?) -> [String] {
         guard let text, !text.isEmpty else { return [] }
         return text.split(separator: ",").map(String.init)
-    }
-}
-
-/// Small JSON columns (hazards, gaps).
-enum JSONColumn {
-    static func encode(_ value: some Encodable) throws -> String {
-        String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
-    }
-
-    static func decode<T: Decodable>(_ type: T.Type, _ text: String?) throws -> T {
-        try JSONDecoder().decode(type, from: Data((text ?? "null").utf8))
     }
 }

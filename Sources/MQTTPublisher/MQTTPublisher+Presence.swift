@@ -2,6 +2,7 @@ import CMosquitto
 import FoundationEssentials
 import GyroStore
 import Logging
+import TextTools
 import ZoneInfo
 
 /// The retained `gyrogate/{gatewayId}/status` document; its last will says offline.
@@ -25,6 +26,6 @@ extension MQTTPublisher {
     }
 
     func jsonEscaped(_ text: String) -> String {
-        text.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"")
+        text.replacingEvery("\\", with: "\\\\").replacingEvery("\"", with: "\\\"")
     }
 }
