@@ -2,9 +2,9 @@ import JSON
 
 /// The small JSON columns of sessions and chunks: hazard counts and gap ranges.
 ///
-/// Written and read through the JSON module's values rather than Codable: Foundation's
-/// JSONEncoder and JSONDecoder are the only users of their part of the binary, which would
-/// otherwise be mapped into every gateway's memory for these few bytes per commit.
+/// Read with the JSON module's parser rather than Foundation's JSONDecoder: nothing else in a
+/// running gateway uses JSONDecoder, and its code would be mapped into every gateway's memory
+/// for these few bytes per session.
 enum JSONColumn {
     static func text(_ hazards: [String: Int]) -> String {
         guard !hazards.isEmpty else { return "{}" }
