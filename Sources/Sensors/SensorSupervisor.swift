@@ -70,6 +70,8 @@ public actor SensorSupervisor {
     /// What the capture feed needs of the planned streams, apart from the plan: a notification
     /// copies two numbers, not the plan's arrays.
     private var shapes: (gyro: FeedShape?, accelerometer: FeedShape?) = (nil, nil)
+    /// The capture feed's lanes of this sensor's streams, looked up once.
+    private let lanes: (gyro: CaptureFeed.Lane, accelerometer: CaptureFeed.Lane)
     private var pendingGapReason: String?
     private var lastDataArrival: Double?
     private var linkDown: String?
@@ -116,6 +118,7 @@ public actor SensorSupervisor {
         current.transitions[.discovered] = 1
         current.backfill = settings.board.backfill != nil
         self.loop = loop
+        lanes = (engine.feed.lane(sensor: identity, stream: .gyro), engine.feed.lane(sensor: identity, stream: .accelerometer))
     }
 
     /// The sensor's status; the sample counts are read from the gyro stream's tracker here,
@@ -425,7 +428,9 @@ public actor SensorSupervisor {
     private func handle(_ event: BoardEvent) {
         switch event {
         case .samples(let module, let raw, let arrival):
-            guard plan != nil else { return }  // stale data before any plan: dropped
+            // Stale data before any plan: dropped. (Tested through `shapes`, set with the plan:
+            // `plan != nil` copies the plan.)
+            guard shapes.gyro != nil else { return }
             let stream = module == .gyro ? shapes.gyro : shapes.accelerometer
             // Pushed in place: a copy of the tracker would copy its buffers on every notification.
             let pushed: Void? = trackers.update(module) { tracker in
@@ -493,8 +498,8 @@ public actor SensorSupervisor {
         let samples = batch.samples
         // The commit deadline counts from when the first sample arrived (its stamp is at most
         // that), not from when the tracker let it go.
-        engine.feed.append(sensor: identity, stream: module == .gyro ? .gyro : .accelerometer, odrHz: stream.odrHz,
-                           range: stream.range, firstIndex: batch.firstIndex, gapReason: batch.gapReason,
+        engine.feed.append(module == .gyro ? lanes.gyro : lanes.accelerometer, odrHz: stream.odrHz, range: stream.range,
+                           firstIndex: batch.firstIndex, gapReason: batch.gapReason,
                            receivedAt: ContinuousClock.now - .seconds(max(0, now() - first.time)),
                            count: samples.count) { index in
             let sample = samples[index]
