@@ -35,11 +35,16 @@ public actor BLEHost {
         let bearer: ATTBearer
         let link: LinkState
         let peerAddressType: BluetoothAddressType
-        var reassembler: ACLReassembler
         var intervalUnits: UInt16
         var latency: UInt16
         var timeoutUnits: UInt16
         var signalIdentifier: UInt8 = 0
+    }
+
+    struct Inbound {
+        let handle: UInt16
+        var reassembler: ACLReassembler
+        let bearer: ATTBearer
     }
 
     struct Counters {
@@ -79,6 +84,10 @@ public actor BLEHost {
 
     // Links.
     var connections: [UInt16: ConnectionRecord] = [:]
+    /// What the data path needs of each link in ``connections``, kept beside it: an ACL packet
+    /// finds its link by comparing handles over a few entries, without hashing or copying a
+    /// record, and is reassembled in place.
+    var inbound: [Inbound] = []
     var connectionUpdateWaiters: [UInt16: [UInt64: CheckedContinuation<HCIStatus, Never>]] = [:]
     var connectionUpdates: [UInt16: (count: Int, status: HCIStatus)] = [:]
     var nextWaiterID: UInt64 = 0

@@ -27,17 +27,24 @@ public struct ACLPacket: Equatable, Sendable {
     }
 
     /// Decodes a packet without its H4 indicator; the Data_Total_Length must match exactly.
+    ///
+    /// Read by hand rather than through a `ByteReader` (whose reads are calls from here, once
+    /// per field of every packet); the errors are those a `ByteReader` would throw.
     public init(decoding packet: ArraySlice<UInt8>) throws(WireError) {
-        var reader = ByteReader(packet)
-        let word = try reader.readUInt16()
-        let length = Int(try reader.readUInt16())
-        guard length == reader.remainingCount else {
-            throw .lengthMismatch(field: "ACL Data_Total_Length", declared: length, actual: reader.remainingCount)
+        let start = packet.startIndex
+        guard packet.count >= 4 else {
+            throw packet.count < 2 ? .truncated(needed: 2, available: packet.count, offset: 0)
+                : .truncated(needed: 2, available: packet.count - 2, offset: 2)
+        }
+        let word = UInt16(packet[start]) | UInt16(packet[start + 1]) << 8
+        let length = Int(packet[start + 2]) | Int(packet[start + 3]) << 8
+        guard length == packet.count - 4 else {
+            throw .lengthMismatch(field: "ACL Data_Total_Length", declared: length, actual: packet.count - 4)
         }
         handle = word & 0x0FFF
         packetBoundary = PacketBoundary(rawValue: UInt8((word >> 12) & 0x03))
         broadcast = UInt8(word >> 14)
-        data = reader.readRemainingSlice()
+        data = packet[(start + 4)...]
     }
 
     public init(decoding packet: [UInt8]) throws(WireError) {
