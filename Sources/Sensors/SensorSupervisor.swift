@@ -181,8 +181,11 @@ public actor SensorSupervisor {
         linkDown = nil
         let loop = self.loop
         let handle = loop.entry(into: SensorSupervisor.self) { supervisor, event in supervisor.handle(event) }
-        let board = MetaWearBoard(link: link, options: settings.board, logger: logger, knownResetTimes: resetTimes, now: now) { [weak self] event in
-            guard let self else { return }
+        // Not weak (here and in the loop's timers): the supervisor is retained and released on
+        // every notification, and a weakly referenced object gets a side table, which makes each
+        // of those slower. The board holds this until its link goes down, which this function
+        // makes sure of before it returns.
+        let board = MetaWearBoard(link: link, options: settings.board, logger: logger, knownResetTimes: resetTimes, now: now) { event in
             // The board runs on its link's loop; the gateway gives both the same one.
             if loop.inLoop {
                 handle(self, event)
@@ -269,8 +272,8 @@ public actor SensorSupervisor {
         let turn = pacing
         loop.pacedStream(+1)
         let delay = settings.warmUp.seconds + engine.rules.commitInterval.seconds
-        loop.schedule(after: delay, tolerance: 0.1, alarm: loop.makeAlarm()) { [weak self] in
-            self?.assumeIsolated { supervisor in
+        loop.schedule(after: delay, tolerance: 0.1, alarm: loop.makeAlarm()) {
+            self.assumeIsolated { supervisor in
                 guard supervisor.pacing == turn, !supervisor.pacingStarted else { return }
                 supervisor.pacingStarted = true
                 supervisor.loop.promptReads(-1)
@@ -336,8 +339,8 @@ public actor SensorSupervisor {
         let alarm = loop.makeAlarm()
         watchAlarm = alarm
         let due = min((lastDataArrival ?? now()) + silence, nextBattery)
-        loop.schedule(after: due - now() + 0.001, tolerance: silence / 4, alarm: alarm) { [weak self] in
-            self?.assumeIsolated { supervisor in
+        loop.schedule(after: due - now() + 0.001, tolerance: silence / 4, alarm: alarm) {
+            self.assumeIsolated { supervisor in
                 guard supervisor.watchAlarm == alarm, supervisor.watchWaiter != nil else { return }
                 supervisor.watchAlarm = nil
                 let time = supervisor.now()

@@ -97,10 +97,12 @@ final class ATTBearer: Sendable {
             return state.nextID
         }
         let timeout = requestTimeout
-        let timer = Task { [weak self] in
+        // Holds the bearer strongly until the answer cancels it: a weak reference would give the
+        // bearer a side table, which makes every retain and release of it on the data path slower.
+        let timer = Task {
             try? await Task.sleep(for: timeout)
             guard !Task.isCancelled else { return }
-            self?.settle(id: id, .failure(GATTError.timeout(request: name, after: timeout)), timedOut: timeout)
+            self.settle(id: id, .failure(GATTError.timeout(request: name, after: timeout)), timedOut: timeout)
         }
         defer { timer.cancel() }
         do {
@@ -191,6 +193,8 @@ final class ATTBearer: Sendable {
             let start = bytes.startIndex
             let handle = UInt16(bytes[start + 1]) | UInt16(bytes[start + 2]) << 8
             // The first subscriber is handed out directly; a second one for the same handle is rare.
+            // (The subscriber, not its callback: a bare closure returned through the generic
+            // `withLock` is wrapped in a reabstraction thunk, allocated on every call.)
             let (first, more) = state.withLock { state -> (NotificationSubscriber?, Bool) in
                 state.notifications += 1
                 guard let index = state.subscribers.firstIndex(where: { $0.handle == handle }) else { return (nil, false) }
