@@ -204,10 +204,13 @@ public actor BLEHost {
         guard !ioStarted else { return }
         ioStarted = true
         let dispatch = transport.loop.entry(into: BLEHost.self) { host, packet in host.dispatch(packet) }
-        transport.start(receive: { [weak self] packet in
-            if let self { dispatch(self, packet) }
-        }, ended: { [weak self] error in
-            self?.assumeIsolated { $0.transportFailed(error) }
+        // The transport holds these, and with them the host, until it ends: `stop()` closes it,
+        // and a lost transport ends by itself. Not weak: a weak load and the release of what it
+        // returned, for every packet, cost more than the rest of the packet's way to its link.
+        transport.start(receive: { packet in
+            dispatch(self, packet)
+        }, ended: { error in
+            self.assumeIsolated { $0.transportFailed(error) }
         })
     }
 
