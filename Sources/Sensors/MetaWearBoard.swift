@@ -87,8 +87,6 @@ public actor MetaWearBoard {
     /// When the last answer to a request arrived (host seconds): a time read off the board is
     /// that close to the read, however late the request's caller resumes.
     private var answerArrival: Double?
-    /// The log download in progress, fed by `0b 07`, `0b 08` and `0b 0d` notifications.
-    var download: LogDownloadState?
     /// The gyro loggers' ids (x/y slice, z slice), once created.
     public internal(set) var loggers: (UInt8, UInt8)?
     /// The time accounter the gyro streams through (``StreamingPlan/Stream/boardTime``), and the
@@ -102,6 +100,10 @@ public actor MetaWearBoard {
     private var ticks = TickUnwrapper()
     private var nextWaiterID = 0
     var closed = false
+    /// The log download in progress, fed by `0b 07`, `0b 08` and `0b 0d` notifications.
+    /// Last: its size is known only at run time (a checked continuation), and so are the offsets
+    /// of the properties declared after it, which then cost a metadata lookup on every access.
+    var download: LogDownloadState?
 
     private struct Waiter {
         var id: Int
