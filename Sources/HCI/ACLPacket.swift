@@ -29,7 +29,9 @@ public struct ACLPacket: Equatable, Sendable {
     /// Decodes a packet without its H4 indicator; the Data_Total_Length must match exactly.
     ///
     /// Read by hand rather than through a `ByteReader` (whose reads are calls from here, once
-    /// per field of every packet); the errors are those a `ByteReader` would throw.
+    /// per field of every packet); the errors are those a `ByteReader` would throw. Inlinable,
+    /// so that the host decodes into its own frame instead of calling here and copying.
+    @inlinable @inline(__always)
     public init(decoding packet: ArraySlice<UInt8>) throws(WireError) {
         let start = packet.startIndex
         guard packet.count >= 4 else {
@@ -76,7 +78,7 @@ public struct ACLPacket: Equatable, Sendable {
     /// The Packet_Boundary_Flag, Core v5.4, Vol 4, Part E, 5.4.2. An open set over 2 bits.
     public struct PacketBoundary: RawRepresentable, Hashable, Sendable {
         public let rawValue: UInt8
-        public init(rawValue: UInt8) { self.rawValue = rawValue & 0x03 }
+        @inlinable public init(rawValue: UInt8) { self.rawValue = rawValue & 0x03 }
 
         /// 0b00: first fragment, not automatically flushable. What an LE host sends.
         public static let firstNonFlushable = PacketBoundary(rawValue: 0b00)
@@ -88,6 +90,6 @@ public struct ACLPacket: Equatable, Sendable {
         public static let complete = PacketBoundary(rawValue: 0b11)
 
         /// Whether this fragment begins an L2CAP frame.
-        public var isStart: Bool { self != .continuing }
+        @inlinable public var isStart: Bool { rawValue != 0b01 }  // not `.continuing`
     }
 }

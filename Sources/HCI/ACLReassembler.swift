@@ -14,7 +14,8 @@ public struct ACLReassembler: Sendable {
     /// frame (ATT_MTU 517 + 4-octet L2CAP header) with room to spare.
     public let maximumFrameLength: Int
 
-    private enum State: Sendable {
+    @usableFromInline
+    enum State: Sendable {
         case idle
         /// Collecting a frame; `expected` is nil until the L2CAP length has arrived.
         case collecting(buffer: [UInt8], expected: Int?)
@@ -22,7 +23,7 @@ public struct ACLReassembler: Sendable {
         case discarding
     }
 
-    private var state: State = .idle
+    @usableFromInline var state: State = .idle
 
     /// What one fragment produced: a complete frame, a reported drop, both, or neither.
     public struct Output: Equatable, Sendable {
@@ -63,7 +64,21 @@ public struct ACLReassembler: Sendable {
     /// ``push(_:)`` for the data path: returns the complete frame, if any, and sets `dropped`
     /// when bytes were dropped. (An `Output` is copied on its way out, and with it the frame's
     /// buffer reference, on every packet.)
+    ///
+    /// Inlined into the host for the common case, a start fragment that holds its whole frame
+    /// while nothing is in progress: handed back as a slice of the packet.
+    @inlinable @inline(__always)
     public mutating func push(_ packet: ACLPacket, dropped: inout ACLReassemblyError?) -> ArraySlice<UInt8>? {
+        if packet.packetBoundary.isStart, case .idle = state, packet.data.count >= 2 {
+            let data = packet.data
+            let total = (Int(data[data.startIndex]) | Int(data[data.startIndex + 1]) << 8) + 4
+            if data.count == total, total <= maximumFrameLength { return data }
+        }
+        return reassemble(packet, dropped: &dropped)
+    }
+
+    @usableFromInline
+    mutating func reassemble(_ packet: ACLPacket, dropped: inout ACLReassemblyError?) -> ArraySlice<UInt8>? {
         if packet.packetBoundary.isStart {
             if case let .collecting(buffer, expected) = state {
                 dropped = .interruptedFrame(handle: packet.handle, received: buffer.count, expected: expected)

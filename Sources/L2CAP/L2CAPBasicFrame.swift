@@ -22,7 +22,9 @@ public struct L2CAPBasicFrame: Equatable, Sendable {
     /// the bytes exactly.
     ///
     /// Read by hand rather than through a `ByteReader` (whose reads are calls from here, once
-    /// per field of every frame); the errors are those a `ByteReader` would throw.
+    /// per field of every frame); the errors are those a `ByteReader` would throw. Inlinable,
+    /// so that the host decodes into its own frame instead of calling here and copying.
+    @inlinable @inline(__always)
     public init(decoding frame: ArraySlice<UInt8>) throws(WireError) {
         let start = frame.startIndex
         guard frame.count >= 4 else {
