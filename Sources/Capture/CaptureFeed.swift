@@ -23,6 +23,16 @@ public final class CaptureFeed: Sendable {
         /// Why samples are missing before this run, when a gap precedes it.
         public var gapReason: String?
         public var receivedAt: ContinuousClock.Instant
+
+        /// Appends the samples when they continue this run (the next index, the same rate and
+        /// range); in place, with one access to the run.
+        mutating func extend(firstIndex: Int64, odrHz: Double, range: Double, count: Int,
+                             sample: (Int) -> StoredSample) -> Bool {
+            guard self.firstIndex + Int64(samples.count) == firstIndex, self.odrHz == odrHz, self.range == range
+            else { return false }
+            for k in 0..<count { samples.append(sample(k)) }
+            return true
+        }
     }
 
     public enum Item: Sendable {
@@ -95,9 +105,7 @@ public final class CaptureFeed: Sendable {
         let wake: (@Sendable () -> Void)? = state.withLock { state in
             state.samples += count
             if gapReason == nil, let index = state.lanes[lane.id].lastRun,
-               state.runs[index].firstIndex + Int64(state.runs[index].samples.count) == firstIndex,
-               state.runs[index].odrHz == odrHz, state.runs[index].range == range {
-                for k in 0..<count { state.runs[index].samples.append(sample(k)) }
+               state.runs[index].extend(firstIndex: firstIndex, odrHz: odrHz, range: range, count: count, sample: sample) {
                 return nil
             }
             var samples: [StoredSample] = []
