@@ -44,18 +44,18 @@ extension BLEHost {
     // MARK: - Incoming
 
     func receive(_ packet: ACLPacket) {
-        // One lookup, and reassembled in place: a copy of the record would copy the reassembler's buffer.
-        guard let index = connections.index(forKey: packet.handle) else {
+        guard let index = inbound.firstIndex(where: { $0.handle == packet.handle }) else {
             counters.unknown += 1
             return
         }
-        let output = connections.values[index].reassembler.push(packet)
-        let bearer = connections.values[index].bearer
-        if let dropped = output.dropped {
+        var dropped: ACLReassemblyError?
+        let reassembled = inbound[index].reassembler.push(packet, dropped: &dropped)
+        let bearer = inbound[index].bearer
+        if let dropped {
             counters.reassemblyErrors += 1
             logger.debug("ACL reassembly dropped bytes", metadata: ["handle": "\(packet.handle)", "detail": "\(dropped)"])
         }
-        guard let bytes = output.frame else { return }
+        guard let bytes = reassembled else { return }
         let frame: L2CAPBasicFrame
         do {
             frame = try L2CAPBasicFrame(decoding: bytes)

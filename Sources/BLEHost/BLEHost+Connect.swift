@@ -116,8 +116,10 @@ extension BLEHost {
                                       gatt: GATTClient(bearer: bearer), link: link, host: self)
         connections[handle] = ConnectionRecord(
             connection: connection, bearer: bearer, link: link, peerAddressType: peerType,
-            reassembler: ACLReassembler(maximumFrameLength: configuration.maximumL2CAPFrameLength),
             intervalUnits: interval, latency: latency, timeoutUnits: timeout)
+        inbound.append(Inbound(handle: handle,
+                               reassembler: ACLReassembler(maximumFrameLength: configuration.maximumL2CAPFrameLength),
+                               bearer: bearer))
         counters.opened += 1
         logger.info("connected", metadata: ["handle": "\(handle)", "peer": "\(peer)", "role": "\(role)",
                                              "intervalMs": "\(Double(interval) * 1.25)"])

@@ -114,6 +114,7 @@ extension BLEHost {
     /// drops its queued packets (the controller flushed them, Vol 4, Part E, 4.1.1).
     func linkDown(handle: UInt16, reason: LinkEnd) {
         guard let record = connections.removeValue(forKey: handle) else { return }
+        inbound.removeAll { $0.handle == handle }
         counters.closed += 1
         aclCredits.disconnected(handle: handle)
         if aclQueue[aclQueueHead...].contains(where: { $0.handle == handle }) {

@@ -35,11 +35,16 @@ public actor BLEHost {
         let bearer: ATTBearer
         let link: LinkState
         let peerAddressType: BluetoothAddressType
-        var reassembler: ACLReassembler
         var intervalUnits: UInt16
         var latency: UInt16
         var timeoutUnits: UInt16
         var signalIdentifier: UInt8 = 0
+    }
+
+    struct Inbound {
+        let handle: UInt16
+        var reassembler: ACLReassembler
+        let bearer: ATTBearer
     }
 
     struct Counters {
@@ -79,6 +84,10 @@ public actor BLEHost {
 
     // Links.
     var connections: [UInt16: ConnectionRecord] = [:]
+    /// What the data path needs of each link in ``connections``, kept beside it: an ACL packet
+    /// finds its link by comparing handles over a few entries, without hashing or copying a
+    /// record, and is reassembled in place.
+    var inbound: [Inbound] = []
     var connectionUpdateWaiters: [UInt16: [UInt64: CheckedContinuation<HCIStatus, Never>]] = [:]
     var connectionUpdates: [UInt16: (count: Int, status: HCIStatus)] = [:]
     var nextWaiterID: UInt64 = 0
@@ -195,10 +204,13 @@ public actor BLEHost {
         guard !ioStarted else { return }
         ioStarted = true
         let dispatch = transport.loop.entry(into: BLEHost.self) { host, packet in host.dispatch(packet) }
-        transport.start(receive: { [weak self] packet in
-            if let self { dispatch(self, packet) }
-        }, ended: { [weak self] error in
-            self?.assumeIsolated { $0.transportFailed(error) }
+        // The transport holds these, and with them the host, until it ends: `stop()` closes it,
+        // and a lost transport ends by itself. Not weak: a weak load and the release of what it
+        // returned, for every packet, cost more than the rest of the packet's way to its link.
+        transport.start(receive: { packet in
+            dispatch(self, packet)
+        }, ended: { error in
+            self.assumeIsolated { $0.transportFailed(error) }
         })
     }
 

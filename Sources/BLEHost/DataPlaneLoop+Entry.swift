@@ -1,3 +1,5 @@
+import HCI
+
 extension DataPlaneLoop {
     /// A call into `A`'s isolation for a callback that runs on this loop's thread (a transport's
     /// reader, a notification subscriber): made once when the callback is installed, then called
@@ -19,6 +21,35 @@ extension DataPlaneLoop {
         return { [self] actor, argument in
             checkIsolated()
             call(actor, argument)
+        }
+    }
+}
+
+extension DataPlaneLoop {
+    /// ``entry(into:_:)`` for a transport's packets, with the argument's type spelled out: a
+    /// generic argument is passed indirectly, so each call through the generic entry converts
+    /// to that convention and back (two reabstraction thunks per packet).
+    @inlinable
+    public func entry<A: Actor>(into _: A.Type, _ body: @escaping @Sendable (isolated A, H4Packet) -> Void)
+        -> @Sendable (A, H4Packet) -> Void
+    {
+        let call = unsafeBitCast(body, to: (@Sendable (A, H4Packet) -> Void).self)
+        return { [self] actor, packet in
+            checkIsolated()
+            call(actor, packet)
+        }
+    }
+
+    /// ``entry(into:_:)`` for a characteristic's values, with the argument's type spelled out
+    /// (see the one for packets).
+    @inlinable
+    public func entry<A: Actor>(into _: A.Type, _ body: @escaping @Sendable (isolated A, ArraySlice<UInt8>) -> Void)
+        -> @Sendable (A, ArraySlice<UInt8>) -> Void
+    {
+        let call = unsafeBitCast(body, to: (@Sendable (A, ArraySlice<UInt8>) -> Void).self)
+        return { [self] actor, value in
+            checkIsolated()
+            call(actor, value)
         }
     }
 }

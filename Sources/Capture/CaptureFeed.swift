@@ -23,6 +23,16 @@ public final class CaptureFeed: Sendable {
         /// Why samples are missing before this run, when a gap precedes it.
         public var gapReason: String?
         public var receivedAt: ContinuousClock.Instant
+
+        /// Appends the samples when they continue this run (the next index, the same rate and
+        /// range); in place, with one access to the run.
+        mutating func extend(firstIndex: Int64, odrHz: Double, range: Double, count: Int,
+                             sample: (Int) -> StoredSample) -> Bool {
+            guard self.firstIndex + Int64(samples.count) == firstIndex, self.odrHz == odrHz, self.range == range
+            else { return false }
+            for k in 0..<count { samples.append(sample(k)) }
+            return true
+        }
     }
 
     public enum Item: Sendable {
@@ -36,32 +46,34 @@ public final class CaptureFeed: Sendable {
         case toggleSession(SensorIdentity, atMs: Double)
     }
 
+    /// One sensor stream as the feed knows it, from ``lane(sensor:stream:)``: a producer that
+    /// holds it finds the run it continues by index, without comparing identities per append.
+    public struct Lane: Sendable, Hashable {
+        let id: Int
+    }
+
+    private struct LaneState {
+        let sensor: SensorIdentity
+        let stream: SensorStream
+        /// The run this stream's next samples may continue: its last one since the engine took
+        /// the feed, unless a button press of the sensor came after it.
+        var lastRun: Int?
+    }
+
     private struct State {
         /// What was appended, in order; runs are kept apart so that one grows in place.
         var entries: [Entry] = []
         var runs: [SampleRun] = []
         var samples = 0
+        /// Every sensor stream that appended, kept across takes (a few per sensor).
+        var lanes: [LaneState] = []
         /// Called when the first item arrives in an empty feed (the committer's alarm).
         var wake: (@Sendable () -> Void)?
 
-        /// The run that `firstIndex` continues: the last one of the same sensor stream, if no
-        /// button press of that sensor came after it. Sensors interleave, so the last entry is
-        /// usually another sensor's; only the few newest are looked at.
-        func continued(sensor: SensorIdentity, stream: SensorStream, odrHz: Double, range: Double,
-                       firstIndex: Int64) -> Int? {
-            for entry in entries.reversed().prefix(32) {
-                switch entry {
-                case .toggleSession(let other, _):
-                    if other == sensor { return nil }
-                case .run(let index):
-                    // Field by field: a copy of the run would retain its strings and samples.
-                    guard runs[index].stream == stream, runs[index].sensor == sensor else { continue }
-                    let continues = runs[index].firstIndex + Int64(runs[index].samples.count) == firstIndex
-                        && runs[index].odrHz == odrHz && runs[index].range == range
-                    return continues ? index : nil
-                }
-            }
-            return nil
+        mutating func lane(sensor: SensorIdentity, stream: SensorStream) -> Int {
+            if let id = lanes.firstIndex(where: { $0.stream == stream && $0.sensor == sensor }) { return id }
+            lanes.append(LaneState(sensor: sensor, stream: stream))
+            return lanes.count - 1
         }
     }
 
@@ -69,23 +81,39 @@ public final class CaptureFeed: Sendable {
 
     public init() {}
 
+    /// The lane of one sensor stream, the same for every call with the same pair.
+    public func lane(sensor: SensorIdentity, stream: SensorStream) -> Lane {
+        Lane(id: state.withLock { $0.lane(sensor: sensor, stream: stream) })
+    }
+
     /// Appends `count` samples of one stream, the first with index `firstIndex`, which arrived
     /// at `receivedAt`; `sample(i)` gives the i-th. A run that continues the stream's last one
     /// (next index, no gap) extends it in place.
     public func append(sensor: SensorIdentity, stream: SensorStream, odrHz: Double, range: Double, firstIndex: Int64,
                        gapReason: String?, receivedAt: @autoclosure () -> ContinuousClock.Instant, count: Int,
                        sample: (Int) -> StoredSample) {
+        append(lane(sensor: sensor, stream: stream), odrHz: odrHz, range: range, firstIndex: firstIndex,
+               gapReason: gapReason, receivedAt: receivedAt(), count: count, sample: sample)
+    }
+
+    /// ``append(sensor:stream:odrHz:range:firstIndex:gapReason:receivedAt:count:sample:)`` for
+    /// the sensor stream of `lane`: what the data plane calls once per notification.
+    public func append(_ lane: Lane, odrHz: Double, range: Double, firstIndex: Int64, gapReason: String?,
+                       receivedAt: @autoclosure () -> ContinuousClock.Instant, count: Int,
+                       sample: (Int) -> StoredSample) {
         guard count > 0 else { return }
         let wake: (@Sendable () -> Void)? = state.withLock { state in
             state.samples += count
-            if gapReason == nil,
-               let index = state.continued(sensor: sensor, stream: stream, odrHz: odrHz, range: range, firstIndex: firstIndex) {
-                for k in 0..<count { state.runs[index].samples.append(sample(k)) }
+            if gapReason == nil, let index = state.lanes[lane.id].lastRun,
+               state.runs[index].extend(firstIndex: firstIndex, odrHz: odrHz, range: range, count: count, sample: sample) {
                 return nil
             }
             var samples: [StoredSample] = []
             samples.reserveCapacity(max(count, 128))
             for k in 0..<count { samples.append(sample(k)) }
+            let sensor = state.lanes[lane.id].sensor
+            let stream = state.lanes[lane.id].stream
+            state.lanes[lane.id].lastRun = state.runs.count
             state.entries.append(.run(state.runs.count))
             state.runs.append(SampleRun(sensor: sensor, stream: stream, odrHz: odrHz, range: range, firstIndex: firstIndex,
                                         samples: samples, gapReason: gapReason, receivedAt: receivedAt()))
@@ -97,6 +125,7 @@ public final class CaptureFeed: Sendable {
     public func toggleSession(_ sensor: SensorIdentity, atMs: Double) {
         let wake = state.withLock { state in
             state.entries.append(.toggleSession(sensor, atMs: atMs))
+            for id in state.lanes.indices where state.lanes[id].sensor == sensor { state.lanes[id].lastRun = nil }
             return state.wake
         }
         wake?()
@@ -112,6 +141,7 @@ public final class CaptureFeed: Sendable {
     public func take() -> [Item] {
         let (entries, runs) = state.withLock { state in
             state.samples = 0
+            for id in state.lanes.indices { state.lanes[id].lastRun = nil }
             defer { (state.entries, state.runs) = ([], []) }
             return (state.entries, state.runs)
         }

@@ -27,17 +27,26 @@ public struct ACLPacket: Equatable, Sendable {
     }
 
     /// Decodes a packet without its H4 indicator; the Data_Total_Length must match exactly.
+    ///
+    /// Read by hand rather than through a `ByteReader` (whose reads are calls from here, once
+    /// per field of every packet); the errors are those a `ByteReader` would throw. Inlinable,
+    /// so that the host decodes into its own frame instead of calling here and copying.
+    @inlinable @inline(__always)
     public init(decoding packet: ArraySlice<UInt8>) throws(WireError) {
-        var reader = ByteReader(packet)
-        let word = try reader.readUInt16()
-        let length = Int(try reader.readUInt16())
-        guard length == reader.remainingCount else {
-            throw .lengthMismatch(field: "ACL Data_Total_Length", declared: length, actual: reader.remainingCount)
+        let start = packet.startIndex
+        guard packet.count >= 4 else {
+            throw packet.count < 2 ? .truncated(needed: 2, available: packet.count, offset: 0)
+                : .truncated(needed: 2, available: packet.count - 2, offset: 2)
+        }
+        let word = UInt16(packet[start]) | UInt16(packet[start + 1]) << 8
+        let length = Int(packet[start + 2]) | Int(packet[start + 3]) << 8
+        guard length == packet.count - 4 else {
+            throw .lengthMismatch(field: "ACL Data_Total_Length", declared: length, actual: packet.count - 4)
         }
         handle = word & 0x0FFF
         packetBoundary = PacketBoundary(rawValue: UInt8((word >> 12) & 0x03))
         broadcast = UInt8(word >> 14)
-        data = reader.readRemainingSlice()
+        data = packet[(start + 4)...]
     }
 
     public init(decoding packet: [UInt8]) throws(WireError) {
@@ -69,7 +78,7 @@ public struct ACLPacket: Equatable, Sendable {
     /// The Packet_Boundary_Flag, Core v5.4, Vol 4, Part E, 5.4.2. An open set over 2 bits.
     public struct PacketBoundary: RawRepresentable, Hashable, Sendable {
         public let rawValue: UInt8
-        public init(rawValue: UInt8) { self.rawValue = rawValue & 0x03 }
+        @inlinable public init(rawValue: UInt8) { self.rawValue = rawValue & 0x03 }
 
         /// 0b00: first fragment, not automatically flushable. What an LE host sends.
         public static let firstNonFlushable = PacketBoundary(rawValue: 0b00)
@@ -81,6 +90,6 @@ public struct ACLPacket: Equatable, Sendable {
         public static let complete = PacketBoundary(rawValue: 0b11)
 
         /// Whether this fragment begins an L2CAP frame.
-        public var isStart: Bool { self != .continuing }
+        @inlinable public var isStart: Bool { rawValue != 0b01 }  // not `.continuing`
     }
 }

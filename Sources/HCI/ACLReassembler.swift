@@ -14,7 +14,8 @@ public struct ACLReassembler: Sendable {
     /// frame (ATT_MTU 517 + 4-octet L2CAP header) with room to spare.
     public let maximumFrameLength: Int
 
-    private enum State: Sendable {
+    @usableFromInline
+    enum State: Sendable {
         case idle
         /// Collecting a frame; `expected` is nil until the L2CAP length has arrived.
         case collecting(buffer: [UInt8], expected: Int?)
@@ -22,7 +23,7 @@ public struct ACLReassembler: Sendable {
         case discarding
     }
 
-    private var state: State = .idle
+    @usableFromInline var state: State = .idle
 
     /// What one fragment produced: a complete frame, a reported drop, both, or neither.
     public struct Output: Equatable, Sendable {
@@ -55,37 +56,57 @@ public struct ACLReassembler: Sendable {
 
     /// Handles one fragment of this connection.
     public mutating func push(_ packet: ACLPacket) -> Output {
-        var output = Output()
+        var dropped: ACLReassemblyError?
+        let frame = push(packet, dropped: &dropped)
+        return Output(frame: frame, dropped: dropped)
+    }
+
+    /// ``push(_:)`` for the data path: returns the complete frame, if any, and sets `dropped`
+    /// when bytes were dropped. (An `Output` is copied on its way out, and with it the frame's
+    /// buffer reference, on every packet.)
+    ///
+    /// Inlined into the host for the common case, a start fragment that holds its whole frame
+    /// while nothing is in progress: handed back as a slice of the packet.
+    @inlinable @inline(__always)
+    public mutating func push(_ packet: ACLPacket, dropped: inout ACLReassemblyError?) -> ArraySlice<UInt8>? {
+        if packet.packetBoundary.isStart, case .idle = state, packet.data.count >= 2 {
+            let data = packet.data
+            let total = (Int(data[data.startIndex]) | Int(data[data.startIndex + 1]) << 8) + 4
+            if data.count == total, total <= maximumFrameLength { return data }
+        }
+        return reassemble(packet, dropped: &dropped)
+    }
+
+    @usableFromInline
+    mutating func reassemble(_ packet: ACLPacket, dropped: inout ACLReassemblyError?) -> ArraySlice<UInt8>? {
         if packet.packetBoundary.isStart {
             if case let .collecting(buffer, expected) = state {
-                output.dropped = .interruptedFrame(handle: packet.handle, received: buffer.count, expected: expected)
+                dropped = .interruptedFrame(handle: packet.handle, received: buffer.count, expected: expected)
+                state = .idle
+            } else if case .discarding = state {
+                state = .idle
             }
-            state = .idle
             let data = packet.data
             if data.count >= 2 {
                 let total = (Int(data[data.startIndex]) | Int(data[data.startIndex + 1]) << 8) + 4
-                if data.count == total, total <= maximumFrameLength {
-                    output.frame = data
-                    return output
-                }
+                if data.count == total, total <= maximumFrameLength { return data }
             }
-            collect(packet.data, into: [], expected: nil, handle: packet.handle, output: &output)
-            return output
+            return collect(data, into: [], expected: nil, handle: packet.handle, dropped: &dropped)
         }
         switch state {
         case .idle:
-            output.dropped = .continuationWithoutStart(handle: packet.handle, length: packet.data.count)
+            dropped = .continuationWithoutStart(handle: packet.handle, length: packet.data.count)
         case .discarding:
             break
         case let .collecting(buffer, expected):
             state = .idle  // release the buffer so appending does not copy it
-            collect(packet.data, into: buffer, expected: expected, handle: packet.handle, output: &output)
+            return collect(packet.data, into: buffer, expected: expected, handle: packet.handle, dropped: &dropped)
         }
-        return output
+        return nil
     }
 
     private mutating func collect(_ data: ArraySlice<UInt8>, into buffer: consuming [UInt8], expected: Int?,
-                                  handle: UInt16, output: inout Output) {
+                                  handle: UInt16, dropped: inout ACLReassemblyError?) -> ArraySlice<UInt8>? {
         var buffer = buffer
         var expected = expected
         buffer.append(contentsOf: data)
@@ -93,23 +114,23 @@ public struct ACLReassembler: Sendable {
             let total = (Int(buffer[0]) | Int(buffer[1]) << 8) + 4
             guard total <= maximumFrameLength else {
                 state = .discarding
-                output.dropped = .frameTooLong(handle: handle, frameLength: total, limit: maximumFrameLength)
-                return
+                dropped = .frameTooLong(handle: handle, frameLength: total, limit: maximumFrameLength)
+                return nil
             }
             expected = total
         }
         if let total = expected {
             if buffer.count == total {
                 state = .idle
-                output.frame = buffer[...]
-                return
+                return buffer[...]
             }
             if buffer.count > total {
                 state = .idle
-                output.dropped = .overflow(handle: handle, received: buffer.count, expected: total)
-                return
+                dropped = .overflow(handle: handle, received: buffer.count, expected: total)
+                return nil
             }
         }
         state = .collecting(buffer: buffer, expected: expected)
+        return nil
     }
 }

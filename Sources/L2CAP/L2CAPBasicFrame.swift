@@ -20,14 +20,23 @@ public struct L2CAPBasicFrame: Equatable, Sendable {
 
     /// Decodes a complete frame (as returned by the ACL reassembler); the length field must match
     /// the bytes exactly.
+    ///
+    /// Read by hand rather than through a `ByteReader` (whose reads are calls from here, once
+    /// per field of every frame); the errors are those a `ByteReader` would throw. Inlinable,
+    /// so that the host decodes into its own frame instead of calling here and copying.
+    @inlinable @inline(__always)
     public init(decoding frame: ArraySlice<UInt8>) throws(WireError) {
-        var reader = ByteReader(frame)
-        let length = Int(try reader.readUInt16())
-        channelID = L2CAPChannelID(rawValue: try reader.readUInt16())
-        guard length == reader.remainingCount else {
-            throw .lengthMismatch(field: "L2CAP PDU length", declared: length, actual: reader.remainingCount)
+        let start = frame.startIndex
+        guard frame.count >= 4 else {
+            throw frame.count < 2 ? .truncated(needed: 2, available: frame.count, offset: 0)
+                : .truncated(needed: 2, available: frame.count - 2, offset: 2)
         }
-        payload = reader.readRemainingSlice()
+        let length = Int(frame[start]) | Int(frame[start + 1]) << 8
+        channelID = L2CAPChannelID(rawValue: UInt16(frame[start + 2]) | UInt16(frame[start + 3]) << 8)
+        guard length == frame.count - 4 else {
+            throw .lengthMismatch(field: "L2CAP PDU length", declared: length, actual: frame.count - 4)
+        }
+        payload = frame[(start + 4)...]
     }
 
     public init(decoding frame: [UInt8]) throws(WireError) {

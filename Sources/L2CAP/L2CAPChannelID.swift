@@ -3,6 +3,7 @@
 public struct L2CAPChannelID: RawRepresentable, Hashable, Sendable {
     public let rawValue: UInt16
 
+    @inlinable
     public init(rawValue: UInt16) {
         self.rawValue = rawValue
     }

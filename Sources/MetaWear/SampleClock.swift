@@ -165,12 +165,9 @@ public struct SampleClock: Sendable {
             windowBestX = 0
             windowBestY = 0
         } else {
-            var gap = arrivalTime - (refTime + (Double(last) - refIndex) * period)
-            if gap < 0 {  // envelope rule: never stamp a sample after its arrival
-                refTime += gap
-                gap = 0
-            }
-            if gap < windowMinGap { windowMinGap = gap }
+            let gap = lineGap(last: last, arrivalTime: arrivalTime)
+            refTime = gap.refTime
+            if gap.gap < windowMinGap { windowMinGap = gap.gap }
             let x = Double(last - originIndex)
             let y = arrivalTime - originTime
             let score = y - x * nominalPeriod
@@ -181,13 +178,44 @@ public struct SampleClock: Sendable {
             }
         }
 
-        var firstTime = refTime + (Double(first) - refIndex) * period
-        if first > 0, firstTime <= lastStamp { firstTime = lastStamp + 0.5 * period }
-        lastStamp = firstTime + Double(sampleCount - 1) * period
-        let timing = Timing(firstIndex: first, firstTime: firstTime, period: period, count: sampleCount)
+        let timing = stamps(first: first, count: sampleCount, refTime: refTime, refIndex: refIndex)
+        lastStamp = timing.time(at: sampleCount - 1)
 
         if last >= windowEnd { closeWindow(last: last) }
         return timing
+    }
+
+    /// The stamps that ``timestamp(sampleCount:arrivalTime:)`` would give, without taking the
+    /// notification: what a caller that may still refuse it asks first, instead of stamping a copy
+    /// of the clock (a copy retains its buffers).
+    public func peek(sampleCount: Int, arrivalTime: Double) -> Timing {
+        precondition(sampleCount >= 0, "sample count must not be negative")
+        let first = nextIndex
+        guard sampleCount > 0 else {
+            return Timing(firstIndex: first, firstTime: arrivalTime, period: period, count: 0)
+        }
+        let last = first &+ UInt64(sampleCount - 1)
+        guard started else {
+            return stamps(first: first, count: sampleCount, refTime: arrivalTime, refIndex: Double(last))
+        }
+        let refTime = lineGap(last: last, arrivalTime: arrivalTime).refTime
+        return stamps(first: first, count: sampleCount, refTime: refTime, refIndex: refIndex)
+    }
+
+    /// How far `arrivalTime` lies above the line at `last` (0 when below), and the line's
+    /// `refTime` once the envelope rule has moved it down to an arrival below it.
+    private func lineGap(last: UInt64, arrivalTime: Double) -> (gap: Double, refTime: Double) {
+        let gap = arrivalTime - (refTime + (Double(last) - refIndex) * period)
+        // Envelope rule: never stamp a sample after its arrival.
+        return gap < 0 ? (0, refTime + gap) : (gap, refTime)
+    }
+
+    /// The stamps of `count` samples from index `first` on the line through (`refIndex`,
+    /// `refTime`), after the last stamp.
+    private func stamps(first: UInt64, count: Int, refTime: Double, refIndex: Double) -> Timing {
+        var firstTime = refTime + (Double(first) - refIndex) * period
+        if first > 0, firstTime <= lastStamp { firstTime = lastStamp + 0.5 * period }
+        return Timing(firstIndex: first, firstTime: firstTime, period: period, count: count)
     }
 
     private mutating func closeWindow(last: UInt64) {

@@ -164,11 +164,9 @@ public struct StreamTracker: Sendable {
             held.append((samples, arrival))
             if arrival - held[0].arrival >= warmUpWindow { finishWarmUp(sink) }
         } else if held.isEmpty {
-            var trial = clock
-            let timing = trial.timestamp(sampleCount: samples.count, arrivalTime: arrival)
-            let lift = residual(timing, arrival)
+            let lift = residual(clock.peek(sampleCount: samples.count, arrivalTime: arrival), arrival)
             if lift - baseline < suspectLift {
-                clock = trial
+                let timing = clock.timestamp(sampleCount: samples.count, arrivalTime: arrival)
                 noteAccepted(lift, arrival)
                 emit(samples, timing, sink)
             } else {
@@ -316,9 +314,15 @@ public struct StreamTracker: Sendable {
     private mutating func emit(_ samples: RawTriples, _ timing: SampleClock.Timing, _ sink: (Batch) -> Void) {
         let first = segmentBase + Int64(timing.firstIndex)
         precondition(first == nextIndex, "stream index out of step")
-        decoded.removeAll(keepingCapacity: true)
-        decoder.decode(samples, timing: timing, into: &decoded)
-        for k in decoded.indices { decoded[k].index = UInt64(first) + UInt64(k) }
+        // Overwritten in place: a notification carries as many samples as the one before, and
+        // emptying the buffer goes through the generic `replaceSubrange`.
+        if decoded.count > samples.count { decoded.removeLast(decoded.count - samples.count) }
+        for k in samples.indices {
+            let value = decoder.scale(samples[k])
+            let sample = TimestampedSample(index: UInt64(first) + UInt64(k), time: timing.time(at: k),
+                                           x: value.x, y: value.y, z: value.z)
+            if k < decoded.count { decoded[k] = sample } else { decoded.append(sample) }
+        }
         nextIndex = first + Int64(samples.count)
         lastStamp = decoded.last?.time ?? lastStamp
         let reason = pendingReason

@@ -68,12 +68,13 @@ extension MetaWearBoard {
     /// Waits for the progress notification that says no entry is left; fails after `stallTimeout`
     /// without any readout notification.
     private func waitForDownload(stallTimeout: Duration) async throws {
-        let timer = Task { [weak self] in
+        // Strong: cancelled below once the download ends (see `request` for why not weak).
+        let timer = Task { [board = self] in
             while !Task.isCancelled {
-                guard let self, let idle = await self.downloadIdle() else { return }
+                guard let idle = await board.downloadIdle() else { return }
                 let left = stallTimeout.seconds - idle
                 if left <= 0 {
-                    await self.failDownload(BoardError.timeout("log readout (no progress for \(stallTimeout))"))
+                    await board.failDownload(BoardError.timeout("log readout (no progress for \(stallTimeout))"))
                     return
                 }
                 try? await Task.sleep(for: .seconds(left))

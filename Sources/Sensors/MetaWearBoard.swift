@@ -8,8 +8,9 @@ public enum BoardEvent: Sendable {
     case samples(MetaWearModuleID, RawTriples, arrival: Double)
     /// The streams restart after a (re)initialisation (what is known of the old ones in
     /// `restart`); samples after this event belong to the new streams of `plan`. Every stale
-    /// sample of the old gyro stream was sent before this event.
-    case restarted(StreamingPlan, StreamRestart)
+    /// sample of the old gyro stream was sent before this event. (Indirect: inline, the plan
+    /// would make every event, samples included, as large as itself to pass along.)
+    indirect case restarted(StreamingPlan, StreamRestart)
     /// The board's log clock, read at an initialisation before any stale sample is passed on: a
     /// new `reset_uid` means the board reset since the last one.
     case clock(BoardClock)
@@ -86,8 +87,6 @@ public actor MetaWearBoard {
     /// When the last answer to a request arrived (host seconds): a time read off the board is
     /// that close to the read, however late the request's caller resumes.
     private var answerArrival: Double?
-    /// The log download in progress, fed by `0b 07`, `0b 08` and `0b 0d` notifications.
-    var download: LogDownloadState?
     /// The gyro loggers' ids (x/y slice, z slice), once created.
     public internal(set) var loggers: (UInt8, UInt8)?
     /// The time accounter the gyro streams through (``StreamingPlan/Stream/boardTime``), and the
@@ -101,6 +100,10 @@ public actor MetaWearBoard {
     private var ticks = TickUnwrapper()
     private var nextWaiterID = 0
     var closed = false
+    /// The log download in progress, fed by `0b 07`, `0b 08` and `0b 0d` notifications.
+    /// Last: its size is known only at run time (a checked continuation), and so are the offsets
+    /// of the properties declared after it, which then cost a metadata lookup on every access.
+    var download: LogDownloadState?
 
     private struct Waiter {
         var id: Int
@@ -143,10 +146,14 @@ public actor MetaWearBoard {
             subscribed = true
             let now = self.now
             let handle = loop.entry(into: MetaWearBoard.self) { board, bytes in board.handle(bytes, arrival: now()) }
-            try await link.enableNotifications(receive: { [weak self] bytes in
-                if let self { handle(self, bytes) }
-            }, ended: { [weak self] in
-                self?.assumeIsolated { $0.linkEnded() }
+            // The link holds these callbacks, and with them the board, until it goes down (its
+            // owner ends it after closing the board). Not weak: a weakly referenced object gets a
+            // side table, which makes every retain and release of it slower, and the board is
+            // retained and released on every notification.
+            try await link.enableNotifications(receive: { bytes in
+                handle(self, bytes)
+            }, ended: {
+                self.assumeIsolated { $0.linkEnded() }
             })
         }
         var fresh = BoardInfo()
@@ -321,9 +328,11 @@ public actor MetaWearBoard {
         nextWaiterID += 1
         let id = nextWaiterID
         let timeout = timeout ?? responseTimeout
-        let timer = Task { [weak self] in
+        // Strong (cancelled below when the answer comes): the board is referenced weakly nowhere,
+        // see `initialise()`.
+        let timer = Task { [board = self] in
             try? await Task.sleep(for: timeout)
-            await self?.fail(key: key, id: id, with: BoardError.timeout(what))
+            await board.fail(key: key, id: id, with: BoardError.timeout(what))
         }
         defer { timer.cancel() }
         return try await withCheckedThrowingContinuation { continuation in
@@ -350,7 +359,8 @@ public actor MetaWearBoard {
     /// One notification, as the host read it (the slice is valid during this call only).
     func handle(_ bytes: ArraySlice<UInt8>, arrival: Double) {
         guard bytes.count >= 2 else { return }
-        if download != nil, bytes[bytes.startIndex] == MetaWearModuleID.logging.rawValue, readout(bytes) { return }
+        // The module first: `download != nil` copies the download's state.
+        if bytes[bytes.startIndex] == MetaWearModuleID.logging.rawValue, download != nil, readout(bytes) { return }
         if phase != .discovering, let data = parser.dataSamples(bytes) {
             switch data {
             case .gyro(let samples): gyroData(samples, arrival: arrival)

@@ -70,6 +70,8 @@ public actor SensorSupervisor {
     /// What the capture feed needs of the planned streams, apart from the plan: a notification
     /// copies two numbers, not the plan's arrays.
     private var shapes: (gyro: FeedShape?, accelerometer: FeedShape?) = (nil, nil)
+    /// The capture feed's lanes of this sensor's streams, looked up once.
+    private let lanes: (gyro: CaptureFeed.Lane, accelerometer: CaptureFeed.Lane)
     private var pendingGapReason: String?
     private var lastDataArrival: Double?
     private var linkDown: String?
@@ -116,6 +118,7 @@ public actor SensorSupervisor {
         current.transitions[.discovered] = 1
         current.backfill = settings.board.backfill != nil
         self.loop = loop
+        lanes = (engine.feed.lane(sensor: identity, stream: .gyro), engine.feed.lane(sensor: identity, stream: .accelerometer))
     }
 
     /// The sensor's status; the sample counts are read from the gyro stream's tracker here,
@@ -178,8 +181,11 @@ public actor SensorSupervisor {
         linkDown = nil
         let loop = self.loop
         let handle = loop.entry(into: SensorSupervisor.self) { supervisor, event in supervisor.handle(event) }
-        let board = MetaWearBoard(link: link, options: settings.board, logger: logger, knownResetTimes: resetTimes, now: now) { [weak self] event in
-            guard let self else { return }
+        // Not weak (here and in the loop's timers): the supervisor is retained and released on
+        // every notification, and a weakly referenced object gets a side table, which makes each
+        // of those slower. The board holds this until its link goes down, which this function
+        // makes sure of before it returns.
+        let board = MetaWearBoard(link: link, options: settings.board, logger: logger, knownResetTimes: resetTimes, now: now) { event in
             // The board runs on its link's loop; the gateway gives both the same one.
             if loop.inLoop {
                 handle(self, event)
@@ -266,8 +272,8 @@ public actor SensorSupervisor {
         let turn = pacing
         loop.pacedStream(+1)
         let delay = settings.warmUp.seconds + engine.rules.commitInterval.seconds
-        loop.schedule(after: delay, tolerance: 0.1, alarm: loop.makeAlarm()) { [weak self] in
-            self?.assumeIsolated { supervisor in
+        loop.schedule(after: delay, tolerance: 0.1, alarm: loop.makeAlarm()) {
+            self.assumeIsolated { supervisor in
                 guard supervisor.pacing == turn, !supervisor.pacingStarted else { return }
                 supervisor.pacingStarted = true
                 supervisor.loop.promptReads(-1)
@@ -333,8 +339,8 @@ public actor SensorSupervisor {
         let alarm = loop.makeAlarm()
         watchAlarm = alarm
         let due = min((lastDataArrival ?? now()) + silence, nextBattery)
-        loop.schedule(after: due - now() + 0.001, tolerance: silence / 4, alarm: alarm) { [weak self] in
-            self?.assumeIsolated { supervisor in
+        loop.schedule(after: due - now() + 0.001, tolerance: silence / 4, alarm: alarm) {
+            self.assumeIsolated { supervisor in
                 guard supervisor.watchAlarm == alarm, supervisor.watchWaiter != nil else { return }
                 supervisor.watchAlarm = nil
                 let time = supervisor.now()
@@ -425,7 +431,9 @@ public actor SensorSupervisor {
     private func handle(_ event: BoardEvent) {
         switch event {
         case .samples(let module, let raw, let arrival):
-            guard plan != nil else { return }  // stale data before any plan: dropped
+            // Stale data before any plan: dropped. (Tested through `shapes`, set with the plan:
+            // `plan != nil` copies the plan.)
+            guard shapes.gyro != nil else { return }
             let stream = module == .gyro ? shapes.gyro : shapes.accelerometer
             // Pushed in place: a copy of the tracker would copy its buffers on every notification.
             let pushed: Void? = trackers.update(module) { tracker in
@@ -493,8 +501,8 @@ public actor SensorSupervisor {
         let samples = batch.samples
         // The commit deadline counts from when the first sample arrived (its stamp is at most
         // that), not from when the tracker let it go.
-        engine.feed.append(sensor: identity, stream: module == .gyro ? .gyro : .accelerometer, odrHz: stream.odrHz,
-                           range: stream.range, firstIndex: batch.firstIndex, gapReason: batch.gapReason,
+        engine.feed.append(module == .gyro ? lanes.gyro : lanes.accelerometer, odrHz: stream.odrHz, range: stream.range,
+                           firstIndex: batch.firstIndex, gapReason: batch.gapReason,
                            receivedAt: ContinuousClock.now - .seconds(max(0, now() - first.time)),
                            count: samples.count) { index in
             let sample = samples[index]
@@ -546,5 +554,19 @@ private struct FeedShape {
     init(_ stream: StreamingPlan.Stream) {
         odrHz = stream.odrHz
         range = stream.range
+    }
+}
+
+extension DataPlaneLoop {
+    /// ``BLEHost/DataPlaneLoop/entry(into:_:)`` for a board's events, with the argument's type
+    /// spelled out: through the generic one, every event passes two reabstraction thunks.
+    fileprivate func entry<A: Actor>(into _: A.Type, _ body: @escaping @Sendable (isolated A, BoardEvent) -> Void)
+        -> @Sendable (A, BoardEvent) -> Void
+    {
+        let call = unsafeBitCast(body, to: (@Sendable (A, BoardEvent) -> Void).self)
+        return { [self] actor, event in
+            checkIsolated()
+            call(actor, event)
+        }
     }
 }

@@ -27,18 +27,20 @@ final class ATTBearer: Sendable {
     }
 
     private struct State {
-        var pending: Pending?
-        var nextID: UInt64 = 0
         /// Few (one or two per link): a flat list is cheaper to search per notification than a
         /// dictionary of dictionaries, and hands a subscriber out without copying a collection.
         var subscribers: [(handle: UInt16, id: UInt64, subscriber: NotificationSubscriber)] = []
+        var notifications = 0
         var nextSubscriberID: UInt64 = 0
         var closed = false
         var timedOut: (request: String, after: Duration)?
         var mtu: UInt16 = 23
         var unexpected = 0
         var malformed = 0
-        var notifications = 0
+        var nextID: UInt64 = 0
+        /// Last: its size is known only at run time (a checked continuation), and so are the
+        /// offsets of the fields after it, which the notification path would then look up.
+        var pending: Pending?
     }
 
     /// What the dispatcher must do after a received PDU.
@@ -97,10 +99,12 @@ final class ATTBearer: Sendable {
             return state.nextID
         }
         let timeout = requestTimeout
-        let timer = Task { [weak self] in
+        // Holds the bearer strongly until the answer cancels it: a weak reference would give the
+        // bearer a side table, which makes every retain and release of it on the data path slower.
+        let timer = Task {
             try? await Task.sleep(for: timeout)
             guard !Task.isCancelled else { return }
-            self?.settle(id: id, .failure(GATTError.timeout(request: name, after: timeout)), timedOut: timeout)
+            self.settle(id: id, .failure(GATTError.timeout(request: name, after: timeout)), timedOut: timeout)
         }
         defer { timer.cancel() }
         do {
@@ -190,20 +194,29 @@ final class ATTBearer: Sendable {
             }
             let start = bytes.startIndex
             let handle = UInt16(bytes[start + 1]) | UInt16(bytes[start + 2]) << 8
-            // The first subscriber is handed out directly; a second one for the same handle is rare.
-            let (first, more) = state.withLock { state -> (NotificationSubscriber?, Bool) in
+            // The first subscriber's callback is handed out directly; a second one for the same
+            // handle is rare. (Searched by index: a slice or a copied entry of the list would
+            // retain its buffer or its callbacks.)
+            var more = false
+            if let first = state.withLock({ state -> NotificationSubscriber.Receive? in
                 state.notifications += 1
-                guard let index = state.subscribers.firstIndex(where: { $0.handle == handle }) else { return (nil, false) }
-                return (state.subscribers[index].subscriber,
-                        state.subscribers[(index + 1)...].contains { $0.handle == handle })
-            }
-            if let first {
+                var found: Int?
+                for index in state.subscribers.indices where state.subscribers[index].handle == handle {
+                    if found != nil {
+                        more = true
+                        break
+                    }
+                    found = index
+                }
+                guard let found else { return nil }
+                return state.subscribers[found].subscriber.receive
+            }) {
                 let value = bytes[(start + 3)...]
                 if more {
                     let all = state.withLock { $0.subscribers.filter { $0.handle == handle }.map(\.subscriber) }
                     for subscriber in all { subscriber.value(value) }
                 } else {
-                    first.value(value)
+                    first.call(value)
                 }
             }
             return opcode == .handleValueIndication ? .confirm : .none
@@ -245,8 +258,22 @@ final class ATTBearer: Sendable {
 /// Who receives a characteristic's notifications: `value` for each, on the host's thread (the
 /// slice is valid for the call only), and `ended` once when the link goes down.
 struct NotificationSubscriber: Sendable {
-    let value: @Sendable (ArraySlice<UInt8>) -> Void
+    /// The value callback in a struct of its own, so that it alone is copied out of the bearer's
+    /// lock for each notification. (A bare closure returned through the generic `withLock` is
+    /// wrapped in a thunk, allocated on every call.)
+    struct Receive: Sendable {
+        let call: @Sendable (ArraySlice<UInt8>) -> Void
+    }
+
+    let receive: Receive
     let ended: @Sendable () -> Void
+
+    init(value: @escaping @Sendable (ArraySlice<UInt8>) -> Void, ended: @escaping @Sendable () -> Void) {
+        receive = Receive(call: value)
+        self.ended = ended
+    }
+
+    func value(_ bytes: ArraySlice<UInt8>) { receive.call(bytes) }
 }
 
 extension ATTOpcode {

@@ -125,8 +125,9 @@ private final class Reader: @unchecked Sendable {
     let descriptor: Int32
     let name: String
     let logger: Logger
-    let receive: @Sendable (H4Packet) -> Void
-    private let ended: @Sendable (TransportError) -> Void
+    /// Both released at the end: the host they hold holds the transport.
+    private var receive: @Sendable (H4Packet) -> Void
+    private var ended: (@Sendable (TransportError) -> Void)?
     var registration: UInt64?
     private var framer = H4Framer()
     private var buffer = [UInt8](repeating: 0, count: 65536)
@@ -155,6 +156,7 @@ private final class Reader: @unchecked Sendable {
         }
         let before = framer.discardedByteCount
         buffer.withUnsafeBytes { framer.append(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+        let receive = self.receive  // once per read, not per packet
         while let packet = framer.nextPacket() {
             receive(packet)
         }
@@ -167,8 +169,10 @@ private final class Reader: @unchecked Sendable {
     }
 
     func end(_ error: TransportError) {
-        guard !finished else { return }
+        guard !finished, let ended else { return }
         finished = true
+        receive = { _ in }
+        self.ended = nil
         ended(error)
     }
 }

@@ -9,7 +9,8 @@ public protocol HCITransport: Sendable {
     /// The thread that delivers this transport's packets.
     var loop: DataPlaneLoop { get }
     /// Starts delivery: `receive` runs on ``loop`` for each packet from the controller, in
-    /// order, and `ended` once when the transport fails or closes. Call once.
+    /// order, and `ended` once when the transport fails or closes; both are released then (the
+    /// host they hold holds the transport). Call once.
     func start(receive: @escaping @Sendable (H4Packet) -> Void, ended: @escaping @Sendable (TransportError) -> Void)
     /// Writes one packet (commands and ACL data) to the controller. Call on ``loop``.
     func send(_ packet: H4Packet) throws(TransportError)
