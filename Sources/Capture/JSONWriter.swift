@@ -40,28 +40,51 @@ struct JSONWriter {
     }
 
     private mutating func appendNumber(_ value: Double, decimals: Int) {
-        guard value.isFinite, abs(value) < 9e15 / Self.powers[decimals] else {
+        let places = min(max(decimals, 0), 8)
+        let scale = Self.power(places)
+        guard value.isFinite, abs(value) < 9e15 / scale else {
             if value.isFinite { writeString(String(value)); return }
             bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])
             return
         }
-        var scaled = Int64((value * Self.powers[decimals]).rounded())
-        if scaled < 0 { bytes.append(UInt8(ascii: "-")); scaled = -scaled }
-        let divisor = Int64(Self.powers[decimals])
-        appendInteger(scaled / divisor)
-        var fraction = scaled % divisor, places = decimals
-        guard fraction != 0 else { return }
-        while fraction % 10 == 0 { fraction /= 10; places -= 1 }
-        bytes.append(UInt8(ascii: "."))
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (48, 48, 48, 48, 48, 48, 48, 48, 48)
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            var index = places - 1
-            while index >= 0 { buffer[index] = UInt8(48 + fraction % 10); fraction /= 10; index -= 1 }
-            bytes.append(contentsOf: buffer[0..<places])
+        let scaled = Int64((value * scale).rounded())
+        var fraction = scaled.magnitude % UInt64(scale), fractionPlaces = places
+        if fraction == 0 {
+            fractionPlaces = 0
+        } else {
+            while fraction % 10 == 0 { fraction /= 10; fractionPlaces -= 1 }
         }
+        appendDecimal(negative: scaled < 0, whole: scaled.magnitude / UInt64(scale), fraction: fraction, places: fractionPlaces)
     }
 
-    private static let powers: [Double] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000]
+    /// 10^places for 0...8, without an array (a lazily initialised global and a bounds check
+    /// per number in a loop over thousands of them).
+    private static func power(_ places: Int) -> Double {
+        var result = 1.0
+        for _ in 0..<places { result *= 10 }
+        return result
+    }
+
+    /// `-`, the whole part, and `.` with `places` fraction digits when `places` > 0: composed
+    /// right to left in a buffer on the stack and appended at once (one capacity check per
+    /// number instead of one per digit).
+    private mutating func appendDecimal(negative: Bool, whole: UInt64, fraction: UInt64, places: Int) {
+        var buffer: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)  // 32 bytes: sign, 20 digits, '.', 8 digits
+        withUnsafeMutableBytes(of: &buffer) { digits in
+            var index = digits.count
+            var rest = fraction
+            for _ in 0..<places {
+                index -= 1; digits[index] = UInt8(48 + rest % 10); rest /= 10
+            }
+            if places > 0 { index -= 1; digits[index] = UInt8(ascii: ".") }
+            rest = whole
+            repeat {
+                index -= 1; digits[index] = UInt8(48 + rest % 10); rest /= 10
+            } while rest > 0
+            if negative { index -= 1; digits[index] = UInt8(ascii: "-") }
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: digits[index...]))
+        }
+    }
 
     private mutating func separator() {
         if needsComma[needsComma.count - 1] { bytes.append(UInt8(ascii: ",")) }
@@ -69,15 +92,7 @@ struct JSONWriter {
     }
 
     private mutating func appendInteger(_ value: Int64) {
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        var magnitude = value.magnitude
-        if magnitude < 10 { bytes.append(UInt8(48 + magnitude)); return }
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            var index = 0
-            while magnitude > 0 { buffer[index] = UInt8(48 + magnitude % 10); magnitude /= 10; index += 1 }
-            while index > 0 { index -= 1; bytes.append(buffer[index]) }
-        }
+        appendDecimal(negative: value < 0, whole: value.magnitude, fraction: 0, places: 0)
     }
 
     private mutating func writeString(_ value: String) {
