@@ -14,6 +14,20 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertTrue(configuration.dataDirectory.hasPrefix("/"))
     }
 
+    /// Reads are batched longer on sockets than on a serial line, whose tty buffer is small;
+    /// the key overrides both.
+    func testReadIntervalDefaultsByTransport() throws {
+        func interval(_ bluetooth: String) throws -> Int {
+            try GatewayConfiguration.parse(Data(#"{"gatewayId":"g","bluetooth":\#(bluetooth),"mqtt":{"host":"h"}}"#.utf8),
+                                           baseDirectory: NSTemporaryDirectory(), environment: [:]).bluetooth.readIntervalMs
+        }
+        XCTAssertEqual(try interval(#"{"transport":"hci:0"}"#), 250)
+        XCTAssertEqual(try interval(#"{"transport":"tcp:127.0.0.1:7001"}"#), 250)
+        XCTAssertEqual(try interval(#"{"transport":"serial:/dev/ttyAMA0:115200"}"#), 100)
+        XCTAssertEqual(try interval(#"{"transport":"serial:/dev/ttyAMA0:115200","readIntervalMs":40}"#), 40)
+        XCTAssertEqual(try interval(#"{"transport":"hci:0","readIntervalMs":0}"#), 0)
+    }
+
     /// The zone's rules come from the system's tzdata; without the key, the machine's own zone.
     func testTimeZoneIsReadFromTheSystemsZoneFiles() throws {
         let named = try GatewayConfiguration.parse(
