@@ -20,6 +20,9 @@
 #   every start).
 # - --no-export-dynamic: Swift's static-stdlib link exports every symbol of the program
 #   (1.8 MB of dynamic symbol tables) for dlsym, which nothing here uses.
+# - libstdc++ linked statically (native builds): the Swift runtime needs a few of its functions;
+#   the shared library brought 1 MB of its own pages into every gateway's memory. A folder
+#   holding only libstdc++.a, searched first, makes the runtime's `-lstdc++` find the archive.
 set -euo pipefail
 
 cd "$(dirname -- "$0")/.."
@@ -49,4 +52,18 @@ if [ "$order" = 1 ]; then
 fi
 [ "$symbols" = 1 ] || flags+=(-Xlinker -s)
 
-exec swift build "${flags[@]}" ${args[@]+"${args[@]}"}
+cross=0
+for argument in ${args[@]+"${args[@]}"}; do
+    case "$argument" in --swift-sdk|--swift-sdk=*) cross=1 ;; esac
+done
+static_cxx=""
+archive=$(${CC:-gcc} -print-file-name=libstdc++.a 2>/dev/null || true)
+if [ "$cross" = 0 ] && [ -f "$archive" ]; then
+    static_cxx=$(mktemp -d)
+    ln -s "$archive" "$static_cxx/libstdc++.a"
+    flags+=(-Xlinker "-L$static_cxx")
+fi
+status=0
+swift build "${flags[@]}" ${args[@]+"${args[@]}"} || status=$?
+[ -z "$static_cxx" ] || rm -rf -- "$static_cxx"
+exit "$status"
