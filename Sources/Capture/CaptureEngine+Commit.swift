@@ -109,14 +109,22 @@ extension CaptureEngine {
     /// by ``feed`` when an empty feed gets its first samples, by `append` when a chunk fills or
     /// the first uncommitted samples come in. With nothing pending it sleeps without a deadline,
     /// so an idle gateway does not wake every commit interval.
+    ///
+    /// The writer's thread is also the task's executor preference: a wake-up resumes the stream's
+    /// consumer on that thread, not on the global executor (a dispatch worker that would then
+    /// hop to the engine's thread).
     public func run() async throws {
+        await withTaskExecutorPreference(store.writerExecutor) { await commitLoop() }
+    }
+
+    private func commitLoop() async {
         let (signals, signal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         commitSignal = signal
         feed.setWake { signal.yield() }
         // Two alarms, so that the idle timeout (minutes away, moved by every sample) does not
         // replace the commit's alarm every second, nor the other way round.
-        var commitAlarm = CommitAlarm(signal: signal)
-        var idleAlarm = CommitAlarm(signal: signal)
+        var commitAlarm = CommitAlarm(signal: signal, executor: store.writerExecutor)
+        var idleAlarm = CommitAlarm(signal: signal, executor: store.writerExecutor)
         defer {
             feed.setWake(nil)
             commitAlarm.cancel()
@@ -153,8 +161,12 @@ extension CaptureEngine {
 
     /// A failed commit is logged and kept by `commit()`; the committer retries it a commit
     /// interval later.
+    ///
+    /// It takes in the feed itself rather than through ``ingestFeed()``'s task: nothing on that
+    /// path stops at a cancellation, and awaiting a task's value resumes the committer through
+    /// the global executor (a dispatch worker's wake-up, then this thread's).
     func commitWhatIsDue() async {
-        await ingestFeed()
+        await ingestFeedUncancelled()
         let due = pendingSince.map { ContinuousClock.now - $0 >= rules.commitInterval } ?? false
         let retry = failedAt.map { ContinuousClock.now - $0 >= rules.commitInterval } ?? false
         if closedChunksPending > 0 || due || retry { try? await commit() }
@@ -182,7 +194,7 @@ extension CaptureEngine {
         await Task { await self.ingestFeedUncancelled() }.value
     }
 
-    private func ingestFeedUncancelled() async {
+    func ingestFeedUncancelled() async {
         while ingesting { await withCheckedContinuation { ingestWaiters.append($0) } }
         ingesting = true
         defer {

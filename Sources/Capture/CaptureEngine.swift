@@ -16,6 +16,11 @@ import Logging
 /// pass, which rewrites session rows, holds the same lock), and changes made meanwhile go to
 /// the next one. A failed commit is kept and retried first in the next
 /// one, so nothing handed to the engine is dropped by a transient store error.
+///
+/// The engine runs on the store writer's thread (``GyroStore/writerExecutor``): a commit is a
+/// synchronous call on the thread that owns the writer connection, and the committer's alarms
+/// are that thread's timers, so a commit wakes one thread, not a dispatch worker, the writer
+/// and a worker again. Rendering a full chunk runs there too, between writes.
 public actor CaptureEngine {
     public nonisolated let store: GyroStore
     public nonisolated let rules: CaptureRules
@@ -50,6 +55,8 @@ public actor CaptureEngine {
     public nonisolated let feed = CaptureFeed()
     var ingesting = false
     var ingestWaiters: [CheckedContinuation<Void, Never>] = []
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { store.writerExecutor.asUnownedSerialExecutor() }
 
     public init(store: GyroStore, rules: CaptureRules, calendar: PeriodCalendar, renderer: DocumentRenderer = DocumentRenderer(),
                 logger: Logger, now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 * 1000 },
