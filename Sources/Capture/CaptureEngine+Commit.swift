@@ -64,7 +64,10 @@ extension CaptureEngine {
         counters.commits += 1
         counters.committedSamples += samples
         checkSpaceReturned()
-        onCommit()
+        // Most commits only append samples to open chunks: waking the publisher for them would
+        // cost it a read of the outbox (a reader thread's wake-up and the writer's after it)
+        // that finds nothing.
+        if changes.addsOutboxRows { onCommit() }
     }
 
     private func keepFailed(_ changes: StoreChanges, samples: Int64, error: any Error) {

@@ -29,7 +29,8 @@ public actor CaptureEngine {
     let logger: Logger
     /// Epoch milliseconds now; injected so that tests control idle timeouts.
     let now: @Sendable () -> Double
-    /// Called after every successful commit (the daemon wakes the MQTT publisher with it).
+    /// Called after every successful commit that added outbox rows, and after a retention pass
+    /// or a backfill that did (the daemon wakes the MQTT publisher with it).
     let onCommit: @Sendable () -> Void
 
     var open: [String: OpenSession] = [:]

@@ -58,7 +58,9 @@ extension GyroStore {
         defer { bodies.close() }
         var pass = OutboxPass()
         var superseded: [Int64] = []
+        var rows = 0
         try db.statement(outboxPassSQL).forEachRow([seq, limit]) { row in
+            rows += 1
             let seq = try row.int64(0)
             let topic = try row.text(1), qos = try row.int(2), retain = try row.bool(3), properties = try row.optionalText(4)
             let device = try row.optionalText(5), createdAt = try row.double(6)
@@ -93,6 +95,7 @@ extension GyroStore {
             pass.lastSeq = seq
             return true
         }
+        pass.limited = !pass.stopped && rows >= limit
         return (pass, superseded)
     }
 

@@ -144,9 +144,8 @@ extension MQTTPublisher {
         fetching = false
         // A failed read is tried again on the next event.
         guard let pass else { return }
-        if let last = pass.lastSeq {
-            fetchCursor = last
-        } else if !pass.stopped {
+        if let last = pass.lastSeq { fetchCursor = last }
+        if !pass.stopped, !pass.limited {
             // Drained, unless rows were committed while the pass read.
             exhausted = version == outboxVersion
         }
