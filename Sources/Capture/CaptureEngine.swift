@@ -8,7 +8,8 @@ import Logging
 /// appended in memory, either directly (``append(sensor:stream:odrHz:range:firstIndex:samples:gapReason:receivedAt:)``)
 /// or, from the sensors' data plane, through ``feed``, which the committer takes in at every
 /// wake-up (``ingestFeed()``); a commit (one store transaction) happens when a chunk fills, when the
-/// oldest uncommitted sample is `commitInterval` old, and at every session start and stop.
+/// oldest uncommitted sample is `commitInterval` old (while samples stream, up to a quarter of
+/// it earlier: ``earlyCommit``), and at every session start and stop.
 /// While `run()` runs, it is the committer: a full chunk is committed there while the producer
 /// goes on filling the next one (the actor renders, SQLite writes, on the two cores); a
 /// producer that gets two full chunks ahead waits for the commit. Without `run()`, `append`
