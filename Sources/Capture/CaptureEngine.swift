@@ -11,8 +11,8 @@ import Logging
 /// oldest uncommitted sample is `commitInterval` old (while samples stream, up to a quarter of
 /// it earlier: ``earlyCommit``), and at every session start and stop.
 /// While `run()` runs, it is the committer: a full chunk is committed there while the producer
-/// goes on filling the next one (the actor renders, SQLite writes, on the two cores); a
-/// producer that gets two full chunks ahead waits for the commit. Without `run()`, `append`
+/// goes on filling the next one (the data plane fills, the writer's thread renders and
+/// writes); a producer that gets two full chunks ahead waits for the commit. Without `run()`, `append`
 /// commits full chunks itself. Commits are serialised: one is in flight at a time (a retention
 /// pass, which rewrites session rows, holds the same lock), and changes made meanwhile go to
 /// the next one. A failed commit is kept and retried first in the next
