@@ -67,7 +67,7 @@ let package = Package(
         ),
         .target(
             name: "Capture",
-            dependencies: ["GyroStore", "JSON", "ZoneInfo", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["GyroStore", "JSON", "PosixThreads", "ZoneInfo", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         // The admin API: HTTP/1.1 + JSON on a unix socket, Prometheus metrics, systemd notify.

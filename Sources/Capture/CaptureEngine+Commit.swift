@@ -64,7 +64,10 @@ extension CaptureEngine {
         counters.commits += 1
         counters.committedSamples += samples
         checkSpaceReturned()
-        onCommit()
+        // Most commits only append samples to open chunks: waking the publisher for them would
+        // cost it a read of the outbox (a reader thread's wake-up and the writer's after it)
+        // that finds nothing.
+        if changes.addsOutboxRows { onCommit() }
     }
 
     private func keepFailed(_ changes: StoreChanges, samples: Int64, error: any Error) {
@@ -108,15 +111,25 @@ extension CaptureEngine {
     /// sample's commit, a failed commit's retry, an open session's idle timeout) or until woken:
     /// by ``feed`` when an empty feed gets its first samples, by `append` when a chunk fills or
     /// the first uncommitted samples come in. With nothing pending it sleeps without a deadline,
-    /// so an idle gateway does not wake every commit interval.
+    /// so an idle gateway does not wake every commit interval. While samples stream, the
+    /// feed's wake-up is off and the alarm is set one interval after each commit instead
+    /// (``earlyCommit``).
+    ///
+    /// The writer's thread is also the task's executor preference: a wake-up resumes the stream's
+    /// consumer on that thread, not on the global executor (a dispatch worker that would then
+    /// hop to the engine's thread).
     public func run() async throws {
+        await withTaskExecutorPreference(store.writerExecutor) { await commitLoop() }
+    }
+
+    private func commitLoop() async {
         let (signals, signal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         commitSignal = signal
         feed.setWake { signal.yield() }
         // Two alarms, so that the idle timeout (minutes away, moved by every sample) does not
         // replace the commit's alarm every second, nor the other way round.
-        var commitAlarm = CommitAlarm(signal: signal)
-        var idleAlarm = CommitAlarm(signal: signal)
+        var commitAlarm = CommitAlarm(signal: signal, executor: store.writerExecutor)
+        var idleAlarm = CommitAlarm(signal: signal, executor: store.writerExecutor)
         defer {
             feed.setWake(nil)
             commitAlarm.cancel()
@@ -126,14 +139,44 @@ extension CaptureEngine {
         }
         commitAlarm.set(nextCommitDeadline())
         idleAlarm.set(nextIdleDeadline())
+        // While samples stream: when the next commit is expected. The feed's wake is off
+        // meanwhile (see `earlyCommit`).
+        var expected: ContinuousClock.Instant?
         for await _ in signals {
             if Task.isCancelled { break }
+            let early = expected == nil ? .zero : earlyCommit
             let due = [nextCommitDeadline(), nextIdleDeadline()].compactMap { $0 }.min()
-            if let due, due <= .now { await commitWhatIsDue() }
-            commitAlarm.set(nextCommitDeadline())
+            let committed = counters.committedSamples
+            if let due, due <= .now + early { await commitWhatIsDue(early: early) }
+            if counters.committedSamples > committed {
+                // Samples are coming: the next commit is due about one interval from now, and
+                // the alarm set for then replaces the feed's wake-up for the first of them.
+                if expected == nil { feed.setWake(nil) }
+                expected = .now + rules.commitInterval
+            } else if let since = expected, since <= .now, nextCommitDeadline() == nil {
+                // Nothing came within an interval: the stream paused; the feed wakes us again.
+                // Set before looking at the deadlines below, so that samples arriving meanwhile
+                // are either seen there or wake us.
+                expected = nil
+                feed.setWake { signal.yield() }
+            }
+            // While the feed's wake is off, the alarm must ring by the expected commit even when
+            // nothing is pending now (a commit made by someone else took it): otherwise nothing
+            // would wake the committer for the samples that follow.
+            let expecting = expected.flatMap { $0 > .now ? $0 : nil }
+            commitAlarm.set([nextCommitDeadline(), expecting].compactMap { $0 }.min())
             idleAlarm.set(nextIdleDeadline())
         }
     }
+
+    /// How much earlier than its deadline a commit may happen while samples stream.
+    ///
+    /// Why: a commit's deadline counts from its oldest sample's arrival, which comes a read
+    /// interval or so after the previous commit. Waiting for exactly that deadline needs the
+    /// feed to wake the committer for the first samples after each commit (a wake-up of this
+    /// thread per commit) and then a second alarm. Committing at the previous commit's schedule,
+    /// up to this much early, needs one alarm per commit; committing early loses nothing.
+    var earlyCommit: Duration { rules.commitInterval / 4 }
 
     /// When the next commit is due, if anything waits for one.
     func nextCommitDeadline() -> ContinuousClock.Instant? {
@@ -153,9 +196,13 @@ extension CaptureEngine {
 
     /// A failed commit is logged and kept by `commit()`; the committer retries it a commit
     /// interval later.
-    func commitWhatIsDue() async {
-        await ingestFeed()
-        let due = pendingSince.map { ContinuousClock.now - $0 >= rules.commitInterval } ?? false
+    ///
+    /// It takes in the feed itself rather than through ``ingestFeed()``'s task: nothing on that
+    /// path stops at a cancellation, and awaiting a task's value resumes the committer through
+    /// the global executor (a dispatch worker's wake-up, then this thread's).
+    func commitWhatIsDue(early: Duration = .zero) async {
+        await ingestFeedUncancelled()
+        let due = pendingSince.map { ContinuousClock.now - $0 >= rules.commitInterval - early } ?? false
         let retry = failedAt.map { ContinuousClock.now - $0 >= rules.commitInterval } ?? false
         if closedChunksPending > 0 || due || retry { try? await commit() }
         try? await closeIdleSessions()
@@ -182,7 +229,7 @@ extension CaptureEngine {
         await Task { await self.ingestFeedUncancelled() }.value
     }
 
-    private func ingestFeedUncancelled() async {
+    func ingestFeedUncancelled() async {
         while ingesting { await withCheckedContinuation { ingestWaiters.append($0) } }
         ingesting = true
         defer {

@@ -21,6 +21,8 @@ extension CaptureEngine {
     func enforceRetentionLocked(limit: Int) async throws -> RetentionReport {
         let renderer = self.renderer
         let report = try await store.enforceRetention(limit: limit) { renderer.sessionDocuments($0) }
+        // The evictions' session documents went into the outbox.
+        if !report.evictions.isEmpty { onCommit() }
         for eviction in report.evictions {
             counters.missingSamples += eviction.samples
             counters.gaps += Int64(eviction.gaps.count)

@@ -8,14 +8,20 @@ import Logging
 /// appended in memory, either directly (``append(sensor:stream:odrHz:range:firstIndex:samples:gapReason:receivedAt:)``)
 /// or, from the sensors' data plane, through ``feed``, which the committer takes in at every
 /// wake-up (``ingestFeed()``); a commit (one store transaction) happens when a chunk fills, when the
-/// oldest uncommitted sample is `commitInterval` old, and at every session start and stop.
+/// oldest uncommitted sample is `commitInterval` old (while samples stream, up to a quarter of
+/// it earlier: ``earlyCommit``), and at every session start and stop.
 /// While `run()` runs, it is the committer: a full chunk is committed there while the producer
-/// goes on filling the next one (the actor renders, SQLite writes, on the two cores); a
-/// producer that gets two full chunks ahead waits for the commit. Without `run()`, `append`
+/// goes on filling the next one (the data plane fills, the writer's thread renders and
+/// writes); a producer that gets two full chunks ahead waits for the commit. Without `run()`, `append`
 /// commits full chunks itself. Commits are serialised: one is in flight at a time (a retention
 /// pass, which rewrites session rows, holds the same lock), and changes made meanwhile go to
 /// the next one. A failed commit is kept and retried first in the next
 /// one, so nothing handed to the engine is dropped by a transient store error.
+///
+/// The engine runs on the store writer's thread (``GyroStore/writerExecutor``): a commit is a
+/// synchronous call on the thread that owns the writer connection, and the committer's alarms
+/// are that thread's timers, so a commit wakes one thread, not a dispatch worker, the writer
+/// and a worker again. Rendering a full chunk runs there too, between writes.
 public actor CaptureEngine {
     public nonisolated let store: GyroStore
     public nonisolated let rules: CaptureRules
@@ -24,7 +30,8 @@ public actor CaptureEngine {
     let logger: Logger
     /// Epoch milliseconds now; injected so that tests control idle timeouts.
     let now: @Sendable () -> Double
-    /// Called after every successful commit (the daemon wakes the MQTT publisher with it).
+    /// Called after every successful commit that added outbox rows, and after a retention pass
+    /// or a backfill that did (the daemon wakes the MQTT publisher with it).
     let onCommit: @Sendable () -> Void
 
     var open: [String: OpenSession] = [:]
@@ -50,6 +57,8 @@ public actor CaptureEngine {
     public nonisolated let feed = CaptureFeed()
     var ingesting = false
     var ingestWaiters: [CheckedContinuation<Void, Never>] = []
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { store.writerExecutor.asUnownedSerialExecutor() }
 
     public init(store: GyroStore, rules: CaptureRules, calendar: PeriodCalendar, renderer: DocumentRenderer = DocumentRenderer(),
                 logger: Logger, now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 * 1000 },

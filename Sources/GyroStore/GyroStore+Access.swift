@@ -1,15 +1,31 @@
+import PosixThreads
+
 extension GyroStore {
+    /// The writer's thread. An actor whose `unownedExecutor` is this one runs on that thread:
+    /// its writes (``commit(_:)``, ``acknowledge(_:)``) are then synchronous calls, with no
+    /// thread to wake and none to come back to, and its timers (``ThreadExecutor/schedule(at:_:)``)
+    /// ring there.
+    public var writerExecutor: ThreadExecutor { writer.executor }
+
     /// Runs `body` on the writer in one transaction (BEGIN IMMEDIATE … COMMIT, or ROLLBACK if it throws).
+    ///
+    /// `nonisolated(nonsending)`, like every store call on the way to a connection: it runs on
+    /// the caller's executor, so a caller on the writer's thread stays there, and one on a
+    /// reader's thread goes from its own executor to the reader and back, not through the
+    /// global executor on the way.
+    nonisolated(nonsending)
     func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
         try await writer.run { db in try db.transaction(.immediate) { try body(db) } }
     }
 
     /// Runs `body` on the writer outside any transaction: it manages its own, or sets pragmas.
+    nonisolated(nonsending)
     func writeWithoutTransaction<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
         try await writer.run(body)
     }
 
     /// Runs `body` in a read transaction: on a reader of a file store, on the writer of an in-memory one.
+    nonisolated(nonsending)
     func read<T: Sendable>(_ context: String, _ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws(StoreError) -> T {
         do {
             if let readers { return try await readers.read(body) }

@@ -33,6 +33,7 @@ extension GyroStore {
     /// for the same path, so it is removed here instead of being delivered: a subscriber never
     /// sees an older version of a document after a newer one. A superseded row stays
     /// superseded (versions only grow).
+    nonisolated(nonsending)
     public func deliverOutbox(after seq: Int64, limit: Int,
                               _ deliver: @escaping @Sendable (OutboxRowView) -> Bool) async throws(StoreError) -> OutboxPass {
         let (pass, superseded) = try await read("reading the outbox") { db in
@@ -43,6 +44,7 @@ extension GyroStore {
     }
 
     /// Superseded rows are deleted in a write of their own, after the read.
+    nonisolated(nonsending)
     private func removeSuperseded(_ seqs: [Int64]) async throws(StoreError) {
         guard !seqs.isEmpty else { return }
         do { try await removeOutboxRows(seqs) } catch {
@@ -56,7 +58,9 @@ extension GyroStore {
         defer { bodies.close() }
         var pass = OutboxPass()
         var superseded: [Int64] = []
+        var rows = 0
         try db.statement(outboxPassSQL).forEachRow([seq, limit]) { row in
+            rows += 1
             let seq = try row.int64(0)
             let topic = try row.text(1), qos = try row.int(2), retain = try row.bool(3), properties = try row.optionalText(4)
             let device = try row.optionalText(5), createdAt = try row.double(6)
@@ -91,6 +95,7 @@ extension GyroStore {
             pass.lastSeq = seq
             return true
         }
+        pass.limited = !pass.stopped && rows >= limit
         return (pass, superseded)
     }
 
@@ -107,6 +112,7 @@ extension GyroStore {
         """
 
     /// The broker acknowledged these rows: they are done.
+    nonisolated(nonsending)
     public func acknowledge(_ seqs: [Int64]) async throws(StoreError) {
         guard !seqs.isEmpty else { return }
         do { try await removeOutboxRows(seqs) } catch {
@@ -119,6 +125,7 @@ extension GyroStore {
     /// are published again, which at-least-once delivery allows. Syncing each batch of
     /// acknowledgements cost the publisher ~40 µs of CPU per chunk document in `mqtt-bench`.
     /// WAL frames are written in order, so no later commit can survive without this one.
+    nonisolated(nonsending)
     private func removeOutboxRows(_ seqs: [Int64]) async throws {
         try await writeWithoutTransaction { db in
             try db.run("PRAGMA synchronous = NORMAL")

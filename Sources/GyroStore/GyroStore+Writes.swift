@@ -3,6 +3,7 @@ import FoundationEssentials
 extension GyroStore {
     /// Applies one unit of work in a single transaction: when this returns, every sample and
     /// document in `changes` is on disk, and each document has its outbox row.
+    nonisolated(nonsending)
     public func commit(_ changes: StoreChanges) async throws(StoreError) {
         guard !changes.isEmpty else { return }
         do {

@@ -49,6 +49,10 @@ public struct OutboxPass: Sendable, Equatable {
     public var lastSeq: Int64?
     /// `deliver` declined a row: that row and the ones after it were not passed.
     public var stopped = false
+    /// The pass ended at its `limit`: rows may follow. When false (and not `stopped`), the
+    /// pass saw every row its snapshot had, so a publisher knows it is drained without reading
+    /// again (another thread wake-up and read transaction per commit).
+    public var limited = false
 
     public init() {}
 }

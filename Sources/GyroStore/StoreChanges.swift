@@ -50,5 +50,8 @@ public struct StoreChanges: Sendable {
             && deletions.isEmpty && deletedSessionIds.isEmpty
     }
 
+    /// Whether applying these changes adds outbox rows: each document written or deleted has one.
+    public var addsOutboxRows: Bool { !documents.isEmpty || !deletions.isEmpty }
+
     public var sampleCount: Int { samples.reduce(0) { $0 + $1.samples.count } }
 }

@@ -64,8 +64,9 @@ extension MQTTPublisher {
 
     /// Counts refusals in the store, in a task of its own; rows refused too often are parked.
     func recordRefusals(_ refusals: [(seq: Int64, reason: String)]) {
-        let store = self.store, logger = self.logger, limit = configuration.parkAfterRefusals
-        Task {
+        let logger = self.logger, limit = configuration.parkAfterRefusals
+        // Isolated to the publisher (it captures `self`), so it starts on the writer's thread.
+        Task { [self] in
             do {
                 let parked = try await store.recordRefusals(refusals, parkAfter: limit)
                 if !parked.isEmpty {
@@ -91,12 +92,15 @@ extension MQTTPublisher {
     }
 
     /// Deletes the acknowledged rows in a task of its own; `.acknowledgedRemoved` follows.
+    ///
+    /// The task is isolated to the publisher, whose executor is the writer's: the delete runs
+    /// on the thread that is already awake, after the event being handled.
     func removeAcknowledged() {
         removing = true
         let seqs = acked
         acked = []
-        let store = self.store, continuation = self.continuation, logger = self.logger
-        Task {
+        let logger = self.logger
+        Task { [self] in
             do {
                 try await store.acknowledge(seqs)
             } catch {
@@ -112,9 +116,11 @@ extension MQTTPublisher {
     func fetchPage() {
         guard let window = connection?.window else { return }
         fetching = true
-        let store = self.store, after = fetchCursor, limit = pageSize, epoch = fetchEpoch, version = outboxVersion
-        let continuation = self.continuation, logger = self.logger, patience = Self.feedPatience
-        Task {
+        let after = fetchCursor, limit = pageSize, epoch = fetchEpoch, version = outboxVersion
+        let logger = self.logger, patience = Self.feedPatience
+        // Isolated to the publisher: the pass goes from the writer's thread to a reader's and
+        // back, without a dispatch worker on either way.
+        Task { [self] in
             do {
                 let pass = try await store.deliverOutbox(after: after, limit: limit) { row in
                     window.feed(row, epoch: epoch, patience: patience) == .published
@@ -138,9 +144,8 @@ extension MQTTPublisher {
         fetching = false
         // A failed read is tried again on the next event.
         guard let pass else { return }
-        if let last = pass.lastSeq {
-            fetchCursor = last
-        } else if !pass.stopped {
+        if let last = pass.lastSeq { fetchCursor = last }
+        if !pass.stopped, !pass.limited {
             // Drained, unless rows were committed while the pass read.
             exhausted = version == outboxVersion
         }

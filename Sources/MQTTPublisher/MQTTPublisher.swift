@@ -5,6 +5,11 @@
 //   acknowledged rows awaiting removal, status. Its `run()` is the only consumer of one
 //   `AsyncStream<MQTTEvent>` and handles each event to completion before the next, so the
 //   state machine is never re-entered by its own events (other callers only read `status`).
+// - The actor runs on the store writer's thread (`GyroStore.writerExecutor`), like the
+//   capture engine: `outboxChanged()` after a commit is handled on the thread that committed,
+//   and deleting acknowledged rows is a call on that thread, not a hop to it and back. `run()`
+//   prefers that thread as its task executor too: the stream's consumer is resumed there by
+//   an event, not on the global executor (a dispatch worker) that would then hop to it.
 // - Each connection runs on a network thread of its own (`MosquittoConnection.open`: connect,
 //   then `mosquitto_loop`, like `mosquitto_loop_start` but reporting how the loop ended).
 //   The C callbacks find their `MosquittoConnection.Context` through `Unmanaged` userdata and
@@ -34,6 +39,10 @@ import Logging
 
 public actor MQTTPublisher {
     let store: GyroStore
+
+    /// The store writer's thread (see the threading model above).
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { store.writerExecutor.asUnownedSerialExecutor() }
+
     let configuration: PublisherConfiguration
     var logger: Logger
     let startedAt = Date()
@@ -121,12 +130,14 @@ public actor MQTTPublisher {
 
     /// Connects and publishes until `shutdown()` (or cancellation). Call once.
     public func run() async {
-        connect()
-        for await event in events {
-            await handle(event)
-            if phase == .stopped { break }
+        await withTaskExecutorPreference(store.writerExecutor) {
+            connect()
+            for await event in events {
+                await handle(event)
+                if phase == .stopped { break }
+            }
+            await finish()
         }
-        await finish()
     }
 
     // MARK: - Events

@@ -58,6 +58,10 @@ public final class PosixCondition: @unchecked Sendable {
     public func broadcast() { pthread_cond_broadcast(condition) }
 
     /// Waits, holding the lock, for a `broadcast` (or a spurious wake-up: callers re-check
+    /// their condition).
+    public func wait() { pthread_cond_wait(condition, mutex) }
+
+    /// Waits, holding the lock, for a `broadcast` (or a spurious wake-up: callers re-check
     /// their condition); false once `deadline` has passed.
     public func wait(until deadline: Deadline) -> Bool {
         var time = deadline.time

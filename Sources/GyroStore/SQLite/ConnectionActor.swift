@@ -1,16 +1,23 @@
+import CSQLite
+import PosixThreads
+
 /// The one owner of a connection: work on it runs on the actor's own thread
-/// (``ConnectionExecutor``), one call at a time. Releasing the actor closes the connection and
+/// (``ThreadExecutor``), one call at a time. Releasing the actor closes the connection and
 /// ends the thread.
 actor ConnectionActor {
     private let connection: SQLiteConnection
-    private nonisolated let executor: ConnectionExecutor
+    nonisolated let executor: ThreadExecutor
 
     nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     /// Takes over `connection`: nothing else may use it from now on.
     init(owning connection: sending SQLiteConnection, threadName: String) throws(SQLiteError) {
         self.connection = connection
-        self.executor = try ConnectionExecutor(name: threadName)
+        do {
+            self.executor = try ThreadExecutor(name: threadName)
+        } catch {
+            throw SQLiteError(code: SQLITE_NOMEM, message: "cannot start a thread for a store connection (\(error))")
+        }
     }
 
     deinit { executor.stop() }

@@ -29,6 +29,7 @@ final class ReaderPool: Sendable {
     }
 
     /// Runs `body` in a read transaction on one of the readers.
+    nonisolated(nonsending)
     func read<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
         let (index, reader) = try checkOut()
         defer { state.withLock { $0.readers[index].inFlight -= 1 } }
