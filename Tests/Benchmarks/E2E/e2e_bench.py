@@ -17,7 +17,8 @@ One run, everything on 127.0.0.1, in a temporary directory that is removed after
 
 Measurements of the process under test (gateway or reference), at the start and end of the
 window: /proc/PID/stat utime+stime; voluntary/nonvoluntary context switches summed over
-/proc/PID/task/*/status (all live threads; /proc/PID/status alone has the main thread's);
+/proc/PID/task/*/status, every thread followed every 0.25 s so that threads that start or end in
+the window count too (/proc/PID/status alone has the main thread's);
 VmHWM, VmRSS, RssAnon from /proc/PID/status. The samples and notifications of the window come
 from the peer's control `status` (`samples_sent`, `notifications_sent`, deltas over all
 sensors). The peer's and the broker's CPU in the window are shown for context (2 cores shared).
@@ -151,6 +152,34 @@ def thread_cpu(pid: int) -> dict:
         name = head.split("(", 1)[1]
         out[f"{path.split('/')[-2]} {name}"] = ((int(fields[11]) + int(fields[12])) / CLK_TCK, vol)
     return out
+
+
+def thread_switches(pid: int) -> dict:
+    """(voluntary, nonvoluntary) context switches per live thread id."""
+    out = {}
+    for path in glob.glob(f"/proc/{pid}/task/*/status"):
+        try:
+            t = status_fields(path)
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        out[path.split("/")[-2]] = (int(t.get("voluntary_ctxt_switches", 0)), int(t.get("nonvoluntary_ctxt_switches", 0)))
+    return out
+
+
+def window_switches(pid: int, seconds: float) -> tuple[int, int]:
+    """Context switches of all threads over the next `seconds`, threads that start or end
+    inside the window included: /proc has no totals for threads that ended, so every thread is
+    followed every 0.25 s and counted up to its last reading (the global executor's workers come
+    and go)."""
+    start = thread_switches(pid)
+    last = dict(start)
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        time.sleep(min(0.25, left))
+        last.update(thread_switches(pid))
+    vol = sum(v - start.get(tid, (0, 0))[0] for tid, (v, _) in last.items())
+    nonvol = sum(n - start.get(tid, (0, 0))[1] for tid, (_, n) in last.items())
+    return vol, nonvol
 
 
 def proc_sample(pid: int) -> dict:
@@ -461,7 +490,7 @@ def run_phase(name: str, args, procs: Processes, tmp: str, broker: subprocess.Po
             profiler = subprocess.Popen(["perf", "record", "-F", "15000", "-g", "-q", "-o", args.profile, "-p", str(pid),
                                          "--", "sleep", str(args.seconds)],
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(args.seconds)
+        switches = window_switches(pid, args.seconds)
         if profiler is not None:
             profiler.wait(timeout=30)
         p1, s1 = proc_sample(pid), totals(peer.sensors())
@@ -501,7 +530,7 @@ def run_phase(name: str, args, procs: Processes, tmp: str, broker: subprocess.Po
         "samples_per_s": samples / window, "cpu_s": cpu, "cpu_pct": 100 * cpu / window,
         "cpu_s_per_M_samples": cpu / (samples / 1e6) if samples else None,
         "cpu_us_per_notification": 1e6 * cpu / notifications if notifications else None,
-        "vol_ctx_per_s": (p1["vol"] - p0["vol"]) / window, "nonvol_ctx_per_s": (p1["nonvol"] - p0["nonvol"]) / window,
+        "vol_ctx_per_s": switches[0] / window, "nonvol_ctx_per_s": switches[1] / window,
         "threads": p1["threads"], "idle_rss_mb": idle_kb / 1024 if idle_kb is not None else None,
         "peak_rss_mb": hwm / 1024, "rss_end_mb": p1["rss_kb"] / 1024, "rss_anon_end_mb": p1["anon_kb"] / 1024,
         "peer_cpu_pct": 100 * (peer_cpu1 - peer_cpu0) / window, "broker_cpu_pct": 100 * (broker_cpu1 - broker_cpu0) / window,
