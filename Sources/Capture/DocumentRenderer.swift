@@ -86,8 +86,7 @@ public struct DocumentRenderer: Sendable {
         // Points are written from precomputed key fragments: this loop is most of the cost of a chunk.
         let points = PointWriter(stream: stream, location: location)
         for (index, sample) in samples.enumerated() {
-            if index > 0 { json.raw(points.comma) }
-            points.write(sample, into: &json)
+            points.write(sample, into: &json, afterAnother: index > 0)
         }
         json.endArray()
         json.endObject()
@@ -189,16 +188,19 @@ struct PointWriter {
     }
 
     @inline(__always)
-    func write(_ sample: StoredSample, into json: inout JSONWriter) {
-        json.raw(timestampKey); json.rawNumber(sample.timestampMs, decimals: 3)
-        json.raw(comma); json.raw(keyX); json.rawNumber(Double(sample.x), decimals: 5)
-        json.raw(keyY); json.rawNumber(Double(sample.y), decimals: 5)
-        json.raw(keyZ); json.rawNumber(Double(sample.z), decimals: 5)
-        if let location {
-            json.raw(latitudeKey); json.rawNumber(location.latitude, decimals: 7)
-            json.raw(longitudeKey); json.rawNumber(location.longitude, decimals: 7)
+    func write(_ sample: StoredSample, into json: inout JSONWriter, afterAnother: Bool = false) {
+        json.appendComposed { point in
+            if afterAnother { point.raw(comma) }
+            point.raw(timestampKey); point.number(sample.timestampMs, decimals: 3)
+            point.raw(comma); point.raw(keyX); point.number(Double(sample.x), decimals: 5)
+            point.raw(keyY); point.number(Double(sample.y), decimals: 5)
+            point.raw(keyZ); point.number(Double(sample.z), decimals: 5)
+            if let location {
+                point.raw(latitudeKey); point.number(location.latitude, decimals: 7)
+                point.raw(longitudeKey); point.number(location.longitude, decimals: 7)
+            }
+            point.raw(close)
         }
-        json.raw(close)
     }
 }
 

@@ -26,13 +26,6 @@ struct JSONWriter {
     mutating func integer(_ value: Int64) { separator(); appendInteger(value) }
     mutating func integer(_ value: Int) { integer(Int64(value)) }
 
-    /// Appends bytes that are already valid JSON (a precomputed `"key":` or punctuation),
-    /// for the hot loop of chunk documents.
-    mutating func raw(_ fragment: [UInt8]) { bytes.append(contentsOf: fragment) }
-
-    /// A number with no separator handling, after a `raw` key.
-    mutating func rawNumber(_ value: Double, decimals: Int) { appendNumber(value, decimals: decimals) }
-
     /// A number with at most `decimals` decimal places; non-finite values become `null`.
     mutating func number(_ value: Double, decimals: Int) {
         separator()
@@ -40,12 +33,26 @@ struct JSONWriter {
     }
 
     private mutating func appendNumber(_ value: Double, decimals: Int) {
+        var buffer: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &buffer) { raw in
+            let start = raw.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            let count = Self.writeNumber(value, decimals: decimals, to: start)
+            bytes.append(contentsOf: UnsafeBufferPointer(start: start, count: count))
+        }
+    }
+
+    /// Writes `value` at `out` as a fixed-point decimal with at most `decimals` (0...8) places,
+    /// trailing zeros trimmed; `null` when it is not finite, and its shortest text in quotes
+    /// when it is too large for fixed point. Returns the bytes written, at most 32.
+    @inline(__always)
+    static func writeNumber(_ value: Double, decimals: Int, to out: UnsafeMutablePointer<UInt8>) -> Int {
         let places = min(max(decimals, 0), 8)
-        let scale = Self.power(places)
+        let scale = power(places)
         guard value.isFinite, abs(value) < 9e15 / scale else {
-            if value.isFinite { writeString(String(value)); return }
-            bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])
-            return
+            let text = value.isFinite ? "\"\(value)\"" : "null"
+            var count = 0
+            for byte in text.utf8.prefix(32) { out[count] = byte; count += 1 }
+            return count
         }
         let scaled = Int64((value * scale).rounded())
         var fraction = scaled.magnitude % UInt64(scale), fractionPlaces = places
@@ -54,36 +61,39 @@ struct JSONWriter {
         } else {
             while fraction % 10 == 0 { fraction /= 10; fractionPlaces -= 1 }
         }
-        appendDecimal(negative: scaled < 0, whole: scaled.magnitude / UInt64(scale), fraction: fraction, places: fractionPlaces)
+        return writeDecimal(negative: scaled < 0, whole: scaled.magnitude / UInt64(scale), fraction: fraction,
+                            places: fractionPlaces, to: out)
     }
 
     /// 10^places for 0...8, without an array (a lazily initialised global and a bounds check
     /// per number in a loop over thousands of them).
+    @inline(__always)
     private static func power(_ places: Int) -> Double {
         var result = 1.0
         for _ in 0..<places { result *= 10 }
         return result
     }
 
-    /// `-`, the whole part, and `.` with `places` fraction digits when `places` > 0: composed
-    /// right to left in a buffer on the stack and appended at once (one capacity check per
-    /// number instead of one per digit).
-    private mutating func appendDecimal(negative: Bool, whole: UInt64, fraction: UInt64, places: Int) {
-        var buffer: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)  // 32 bytes: sign, 20 digits, '.', 8 digits
-        withUnsafeMutableBytes(of: &buffer) { digits in
-            var index = digits.count
-            var rest = fraction
-            for _ in 0..<places {
-                index -= 1; digits[index] = UInt8(48 + rest % 10); rest /= 10
-            }
-            if places > 0 { index -= 1; digits[index] = UInt8(ascii: ".") }
-            rest = whole
-            repeat {
-                index -= 1; digits[index] = UInt8(48 + rest % 10); rest /= 10
-            } while rest > 0
-            if negative { index -= 1; digits[index] = UInt8(ascii: "-") }
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: digits[index...]))
+    /// `-`, the whole part, and `.` with `places` fraction digits when `places` > 0, written
+    /// right to left once the length is known. Returns the bytes written (at most 30).
+    @inline(__always)
+    private static func writeDecimal(negative: Bool, whole: UInt64, fraction: UInt64, places: Int,
+                                     to out: UnsafeMutablePointer<UInt8>) -> Int {
+        var wholeDigits = 1, rest = whole
+        while rest >= 10 { rest /= 10; wholeDigits += 1 }
+        let count = (negative ? 1 : 0) + wholeDigits + (places > 0 ? places + 1 : 0)
+        var index = count
+        rest = fraction
+        for _ in 0..<places {
+            index -= 1; out[index] = UInt8(48 + rest % 10); rest /= 10
         }
+        if places > 0 { index -= 1; out[index] = UInt8(ascii: ".") }
+        rest = whole
+        for _ in 0..<wholeDigits {
+            index -= 1; out[index] = UInt8(48 + rest % 10); rest /= 10
+        }
+        if negative { out[0] = UInt8(ascii: "-") }
+        return count
     }
 
     private mutating func separator() {
@@ -92,7 +102,50 @@ struct JSONWriter {
     }
 
     private mutating func appendInteger(_ value: Int64) {
-        appendDecimal(negative: value < 0, whole: value.magnitude, fraction: 0, places: 0)
+        var buffer: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &buffer) { raw in
+            let start = raw.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            let count = Self.writeDecimal(negative: value < 0, whole: value.magnitude, fraction: 0, places: 0, to: start)
+            bytes.append(contentsOf: UnsafeBufferPointer(start: start, count: count))
+        }
+    }
+
+    /// Appends what `compose` writes into a buffer on the stack, at once: a chunk's point is a
+    /// dozen fragments and numbers, and appending each to the array checked its uniqueness and
+    /// capacity every time.
+    @inline(__always)
+    mutating func appendComposed(_ compose: (inout Composer) -> Void) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Composer.capacity) { buffer in
+            var composer = Composer(start: buffer.baseAddress!)
+            compose(&composer)
+            bytes.append(contentsOf: UnsafeBufferPointer(start: buffer.baseAddress!, count: composer.count))
+        }
+    }
+
+    /// Bytes and numbers written one after the other into `appendComposed`'s buffer.
+    struct Composer {
+        /// A point is at most seven keys of under 20 bytes and six numbers of at most 32.
+        static let capacity = 512
+        let start: UnsafeMutablePointer<UInt8>
+        private(set) var count = 0
+
+        init(start: UnsafeMutablePointer<UInt8>) { self.start = start }
+
+        @inline(__always)
+        mutating func raw(_ fragment: [UInt8]) {
+            precondition(count + fragment.count <= Self.capacity - 32, "a composed JSON run outgrew its buffer")
+            fragment.withUnsafeBufferPointer { source in
+                guard let base = source.baseAddress else { return }
+                (start + count).update(from: base, count: source.count)
+            }
+            count += fragment.count
+        }
+
+        @inline(__always)
+        mutating func number(_ value: Double, decimals: Int) {
+            precondition(count + 32 <= Self.capacity, "a composed JSON run outgrew its buffer")
+            count += JSONWriter.writeNumber(value, decimals: decimals, to: start + count)
+        }
     }
 
     private mutating func writeString(_ value: String) {

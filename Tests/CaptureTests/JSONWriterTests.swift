@@ -30,4 +30,18 @@ final class JSONWriterTests: XCTestCase {
         XCTAssertEqual(written { $0.number(.nan, decimals: 2); $0.number(.infinity, decimals: 2) }, "[null,null]")
         XCTAssertEqual(written { $0.number(1e16, decimals: 0) }, "[\"1e+16\"]")
     }
+
+    /// A run composed on the stack reads as the same pieces appended one by one.
+    func testComposedRunsMatchPieceByPiece() {
+        let key = Array(#"{"t":"#.utf8), close = Array("}".utf8)
+        var composed = JSONWriter()
+        composed.appendComposed { run in
+            run.raw(key); run.number(1_795_731_671_000.125, decimals: 3); run.raw(close)
+            run.raw(Array(",".utf8)); run.raw(key); run.number(-0.000049, decimals: 5); run.raw(close)
+            run.raw(Array(",".utf8)); run.raw(key); run.number(.nan, decimals: 5); run.raw([]); run.raw(close)
+            run.raw(Array(",".utf8)); run.raw(key); run.number(2e16, decimals: 3); run.raw(close)
+        }
+        XCTAssertEqual(String(decoding: composed.bytes, as: UTF8.self),
+                       #"{"t":1795731671000.125},{"t":-0.00005},{"t":null},{"t":"2e+16"}"#)
+    }
 }

@@ -78,7 +78,7 @@ build_target() {
 
 build_admin() {
     local pkg="$BUILD/admin-pkg"
-    mkdir -p "$pkg/Sources/FuzzAdmin" "$pkg/Sources/CFuzzDriver/include" "$pkg/Sources/JSON"
+    mkdir -p "$pkg/Sources/FuzzAdmin" "$pkg/Sources/CFuzzDriver/include" "$pkg/Sources/JSON" "$pkg/Sources/TextTools"
     # The Admin sources that the harness drives, compiled into the fuzzer's own module (they are
     # internal to Admin, and Admin as a whole needs the store and the capture engine).
     local file
@@ -87,8 +87,10 @@ build_admin() {
                 "$FUZZ/Admin/FuzzAdmin.swift" "$FUZZ/Targets/FuzzSupport.swift"; do
         cmp -s "$file" "$pkg/Sources/FuzzAdmin/$(basename "$file")" || cp -p "$file" "$pkg/Sources/FuzzAdmin/"
     done
-    for file in "$ROOT"/Sources/JSON/*.swift; do
-        cmp -s "$file" "$pkg/Sources/JSON/$(basename "$file")" || cp -p "$file" "$pkg/Sources/JSON/"
+    for module in JSON TextTools; do
+        for file in "$ROOT/Sources/$module"/*.swift; do
+            cmp -s "$file" "$pkg/Sources/$module/$(basename "$file")" || cp -p "$file" "$pkg/Sources/$module/"
+        done
     done
     cmp -s "$ROOT/Package.resolved" "$pkg/Package.resolved" || cp -p "$ROOT/Package.resolved" "$pkg/Package.resolved"
     cat > "$pkg/Package.swift.new" <<'SWIFT'
@@ -105,10 +107,11 @@ let package = Package(
         // and hands over to libFuzzer's driver.
         .target(name: "CFuzzDriver"),
         .target(name: "JSON", swiftSettings: [.enableUpcomingFeature("ExistentialAny"), .unsafeFlags(fuzz)]),
+        .target(name: "TextTools", swiftSettings: [.enableUpcomingFeature("ExistentialAny"), .unsafeFlags(fuzz)]),
         .executableTarget(
             name: "FuzzAdmin",
             dependencies: [
-                "CFuzzDriver", "JSON",
+                "CFuzzDriver", "JSON", "TextTools",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
