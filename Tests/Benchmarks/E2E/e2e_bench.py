@@ -15,11 +15,15 @@ One run, everything on 127.0.0.1, in a temporary directory that is removed after
    sqlite3 WAL + synchronous=FULL, commit per second, outbox, paho QoS 1);
 4. a table (and JSON with --json).
 
-Measurements of the process under test (gateway or reference), at the start and end of the
-window: /proc/PID/stat utime+stime; voluntary/nonvoluntary context switches summed over
-/proc/PID/task/*/status, every thread followed every 0.25 s so that threads that start or end in
-the window count too (/proc/PID/status alone has the main thread's);
-VmHWM, VmRSS, RssAnon from /proc/PID/status. The samples and notifications of the window come
+Measurements of the process under test (gateway or reference), both measured the same way:
+CPU is the time on CPU summed over all its threads, /proc/PID/task/TID/schedstat field 1
+(nanoseconds), with the voluntary/nonvoluntary context switches of /proc/PID/task/TID/status;
+a background thread of the bench reads every thread every 0.25 s through the window, so that a
+thread that starts inside the window counts from 0 and one that ends counts up to its last
+reading. CPU-s per M samples, CPU-us per notification and the per-thread breakdown (grouped by
+thread name) come from these. The tick-based figure, /proc/PID/stat utime+stime at the start and
+end of the window (10 ms ticks: at 4 x 100 Hz a 60 s window holds about 12 of the gateway's),
+is reported beside it. VmHWM, VmRSS, RssAnon from /proc/PID/status. The samples and notifications of the window come
 from the peer's control `status` (`samples_sent`, `notifications_sent`, deltas over all
 sensors). The peer's and the broker's CPU in the window are shown for context (2 cores shared).
 
@@ -119,6 +123,7 @@ class Processes:
 
 
 def cpu_seconds(pid: int) -> float:
+    """utime + stime of the whole process (ended threads included), in clock ticks (10 ms)."""
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime, stime (fields 14, 15)
@@ -137,62 +142,82 @@ def kb(value: str) -> int:
     return int(value.split()[0]) if value else 0
 
 
-def thread_cpu(pid: int) -> dict:
-    """CPU seconds and voluntary switches per live thread, by 'tid name'."""
+def read_threads(pid: int) -> dict:
+    """Per live thread id: (name, ns on CPU, voluntary, involuntary context switches).
+
+    schedstat's first field is the scheduler's own runtime sum in nanoseconds; utime and stime
+    come in 10 ms ticks, too coarse for a process that uses a few ms of CPU per second."""
     out = {}
-    for path in glob.glob(f"/proc/{pid}/task/*/stat"):
+    for task in glob.glob(f"/proc/{pid}/task/*"):
         try:
-            with open(path) as f:
-                head, rest = f.read().rsplit(")", 1)
-            with open(path[:-4] + "status") as f:
-                vol = int(next((l.split()[1] for l in f if l.startswith("voluntary_ctxt_switches")), 0))
-        except (FileNotFoundError, ProcessLookupError):
+            with open(f"{task}/schedstat") as f:
+                ns = int(f.read().split()[0])
+            st = status_fields(f"{task}/status")
+        except (FileNotFoundError, ProcessLookupError):  # the thread ended after the glob
             continue
-        fields = rest.split()
-        name = head.split("(", 1)[1]
-        out[f"{path.split('/')[-2]} {name}"] = ((int(fields[11]) + int(fields[12])) / CLK_TCK, vol)
+        out[os.path.basename(task)] = (st.get("Name", "?"), ns, int(st.get("voluntary_ctxt_switches", 0)),
+                                       int(st.get("nonvoluntary_ctxt_switches", 0)))
     return out
 
 
-def thread_switches(pid: int) -> dict:
-    """(voluntary, nonvoluntary) context switches per live thread id."""
-    out = {}
-    for path in glob.glob(f"/proc/{pid}/task/*/status"):
-        try:
-            t = status_fields(path)
-        except (FileNotFoundError, ProcessLookupError):
-            continue
-        out[path.split("/")[-2]] = (int(t.get("voluntary_ctxt_switches", 0)), int(t.get("nonvoluntary_ctxt_switches", 0)))
-    return out
+class ThreadPoller:
+    """CPU time and context switches of every thread of a process over a window.
+
+    /proc keeps no per-thread figures for threads that ended (the global executor's workers come
+    and go), so a background thread reads every thread every INTERVAL s: a thread seen at start()
+    counts from that reading, one first seen later started inside the window and counts from 0,
+    one that ends counts up to its last reading (at most INTERVAL s of its time is missed).
+    Thread ids are not reused within a window: the kernel hands them out cyclically."""
+
+    INTERVAL = 0.25
+
+    def __init__(self, pid: int):
+        self.pid = pid
+        self.first: dict = {}
+        self.last: dict = {}
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="thread-poller", daemon=True)
+
+    def start(self) -> "ThreadPoller":
+        self.first = read_threads(self.pid)
+        self.last = dict(self.first)
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self._done.wait(self.INTERVAL):
+            self.last.update(read_threads(self.pid))
+
+    def stop(self) -> dict:
+        """Ends the window; per thread id: (name, CPU s, voluntary, involuntary) inside it."""
+        self._done.set()
+        self._thread.join()
+        self.last.update(read_threads(self.pid))
+        zero = ("", 0, 0, 0)
+        out = {}
+        for tid, (name, ns, vol, nonvol) in self.last.items():
+            _, ns0, vol0, nonvol0 = self.first.get(tid, zero)
+            out[tid] = (name, (ns - ns0) / 1e9, vol - vol0, nonvol - nonvol0)
+        return out
 
 
-def window_switches(pid: int, seconds: float) -> tuple[int, int]:
-    """Context switches of all threads over the next `seconds`, threads that start or end
-    inside the window included: /proc has no totals for threads that ended, so every thread is
-    followed every 0.25 s and counted up to its last reading (the global executor's workers come
-    and go)."""
-    start = thread_switches(pid)
-    last = dict(start)
-    deadline = time.monotonic() + seconds
-    while (left := deadline - time.monotonic()) > 0:
-        time.sleep(min(0.25, left))
-        last.update(thread_switches(pid))
-    vol = sum(v - start.get(tid, (0, 0))[0] for tid, (v, _) in last.items())
-    nonvol = sum(n - start.get(tid, (0, 0))[1] for tid, (_, n) in last.items())
-    return vol, nonvol
+def threads_by_name(window_threads: dict, window: float, samples: int) -> list[dict]:
+    """Threads of the window grouped by name (workers of one pool share it), busiest first."""
+    groups: dict[str, dict] = {}
+    for name, cpu, vol, _ in window_threads.values():
+        g = groups.setdefault(name, {"thread": name, "threads": 0, "cpu_s": 0.0, "vol": 0})
+        g["threads"] += 1
+        g["cpu_s"] += cpu
+        g["vol"] += vol
+    out = [{"thread": g["thread"], "threads": g["threads"], "cpu_s": g["cpu_s"],
+            "cpu_s_per_M_samples": g["cpu_s"] / (samples / 1e6) if samples else None,
+            "vol_per_s": g["vol"] / window} for g in groups.values()]
+    return sorted(out, key=lambda g: -g["cpu_s"])
 
 
 def proc_sample(pid: int) -> dict:
     st = status_fields(f"/proc/{pid}/status")
-    vol = nonvol = 0
-    for path in glob.glob(f"/proc/{pid}/task/*/status"):
-        try:
-            t = status_fields(path)
-        except FileNotFoundError:
-            continue
-        vol += int(t.get("voluntary_ctxt_switches", 0))
-        nonvol += int(t.get("nonvoluntary_ctxt_switches", 0))
-    return {"t": time.monotonic(), "cpu": cpu_seconds(pid), "vol": vol, "nonvol": nonvol, "tasks": thread_cpu(pid),
+    return {"t": time.monotonic(), "cpu": cpu_seconds(pid),
             "threads": int(st.get("Threads", 0)), "hwm_kb": kb(st.get("VmHWM", "")),
             "rss_kb": kb(st.get("VmRSS", "")), "anon_kb": kb(st.get("RssAnon", ""))}
 
@@ -482,6 +507,7 @@ def run_phase(name: str, args, procs: Processes, tmp: str, broker: subprocess.Po
         time_to_stream = time.monotonic() - t_start
         say(f"{name}: all streaming after {time_to_stream:.1f} s; warm-up {args.warmup} s, window {args.seconds} s")
         time.sleep(args.warmup)
+        poller = ThreadPoller(pid).start()
         p0, s0 = proc_sample(pid), totals(peer.sensors())
         peer_cpu0, broker_cpu0 = cpu_seconds(peer.proc.pid), cpu_seconds(broker.pid)
         profiler = None
@@ -490,11 +516,12 @@ def run_phase(name: str, args, procs: Processes, tmp: str, broker: subprocess.Po
             profiler = subprocess.Popen(["perf", "record", "-F", "15000", "-g", "-q", "-o", args.profile, "-p", str(pid),
                                          "--", "sleep", str(args.seconds)],
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        switches = window_switches(pid, args.seconds)
+        time.sleep(args.seconds)
         if profiler is not None:
             profiler.wait(timeout=30)
         p1, s1 = proc_sample(pid), totals(peer.sensors())
         peer_cpu1, broker_cpu1 = cpu_seconds(peer.proc.pid), cpu_seconds(broker.pid)
+        window_threads = poller.stop()
         # stop: SIGTERM, follow VmHWM until the exit
         hwm = p1["hwm_kb"]
         t_term = time.monotonic()
@@ -523,23 +550,26 @@ def run_phase(name: str, args, procs: Processes, tmp: str, broker: subprocess.Po
     window = p1["t"] - p0["t"]
     samples = s1["samples"] - s0["samples"]
     notifications = s1["notifications"] - s0["notifications"]
-    cpu = p1["cpu"] - p0["cpu"]
+    cpu = sum(t[1] for t in window_threads.values())  # schedstat ns, see ThreadPoller
+    tick_cpu = p1["cpu"] - p0["cpu"]
     result = {
         "window_s": window, "samples": samples, "notifications": notifications,
         "samples_per_notification": samples / notifications if notifications else None,
         "samples_per_s": samples / window, "cpu_s": cpu, "cpu_pct": 100 * cpu / window,
         "cpu_s_per_M_samples": cpu / (samples / 1e6) if samples else None,
         "cpu_us_per_notification": 1e6 * cpu / notifications if notifications else None,
-        "vol_ctx_per_s": switches[0] / window, "nonvol_ctx_per_s": switches[1] / window,
-        "threads": p1["threads"], "idle_rss_mb": idle_kb / 1024 if idle_kb is not None else None,
+        "tick_cpu_s": tick_cpu,
+        "tick_cpu_s_per_M_samples": tick_cpu / (samples / 1e6) if samples else None,
+        "tick_cpu_us_per_notification": 1e6 * tick_cpu / notifications if notifications else None,
+        "vol_ctx_per_s": sum(t[2] for t in window_threads.values()) / window,
+        "nonvol_ctx_per_s": sum(t[3] for t in window_threads.values()) / window,
+        "threads": p1["threads"], "threads_in_window": len(window_threads), "idle_rss_mb": idle_kb / 1024 if idle_kb is not None else None,
         "peak_rss_mb": hwm / 1024, "rss_end_mb": p1["rss_kb"] / 1024, "rss_anon_end_mb": p1["anon_kb"] / 1024,
         "peer_cpu_pct": 100 * (peer_cpu1 - peer_cpu0) / window, "broker_cpu_pct": 100 * (broker_cpu1 - broker_cpu0) / window,
         "time_to_stream_s": time_to_stream, "exit_code": exit_code, "stop_s": stop_seconds,
         "reconnects": sum(max(0, s.get("connections", 1) - 1) for s in final),
         "delivery": analyse(messages, final, args.odr),
-        # Threads alive over the whole window, busiest first: where the CPU went.
-        "thread_cpu": sorted(({"thread": k, "cpu_s": p1["tasks"][k][0] - v[0], "vol_per_s": (p1["tasks"][k][1] - v[1]) / window}
-                              for k, v in p0["tasks"].items() if k in p1["tasks"]), key=lambda t: -t["cpu_s"])[:6],
+        "thread_cpu": threads_by_name(window_threads, window, samples),  # where the CPU went
         "log": log_summary(log_path),
     }
     result["phase_s"] = time.monotonic() - t_phase
@@ -565,13 +595,17 @@ ROWS = [
     ("notifications in window", "notifications", None),
     ("samples per notification", "samples_per_notification", "{:.2f}"),
     ("samples/s", "samples_per_s", "{:.0f}"),
-    ("CPU in window (s)", "cpu_s", "{:.2f}"),
-    ("CPU (% of one core)", "cpu_pct", "{:.1f}"),
+    ("CPU in window (s)", "cpu_s", "{:.3f}"),
+    ("CPU (% of one core)", "cpu_pct", "{:.2f}"),
     ("CPU-s per M samples", "cpu_s_per_M_samples", "{:.2f}"),
-    ("CPU-us per notification", "cpu_us_per_notification", "{:.1f}"),
+    ("CPU-us per notification", "cpu_us_per_notification", "{:.2f}"),
+    ("tick-based CPU in window (s)", "tick_cpu_s", "{:.2f}"),
+    ("tick-based CPU-s per M samples", "tick_cpu_s_per_M_samples", "{:.2f}"),
+    ("tick-based CPU-us per notification", "tick_cpu_us_per_notification", "{:.1f}"),
     ("voluntary ctx switches/s", "vol_ctx_per_s", "{:.0f}"),
     ("involuntary ctx switches/s", "nonvol_ctx_per_s", "{:.0f}"),
-    ("threads", "threads", None),
+    ("threads at window end", "threads", None),
+    ("threads seen in window", "threads_in_window", None),
     ("idle RSS (MB)", "idle_rss_mb", "{:.1f}"),
     ("peak RSS VmHWM (MB)", "peak_rss_mb", "{:.1f}"),
     ("RSS at window end (MB)", "rss_end_mb", "{:.1f}"),
@@ -616,7 +650,7 @@ def table(results: dict) -> str:
                 row.append(fmt(get(results[n], key), spec or "{}"))
         if len(names) == 2:
             ratio = ""
-            if key in ("cpu_s_per_M_samples", "cpu_us_per_notification", "vol_ctx_per_s", "peak_rss_mb", "idle_rss_mb",
+            if key in ("cpu_s_per_M_samples", "cpu_us_per_notification", "tick_cpu_s_per_M_samples", "vol_ctx_per_s", "peak_rss_mb", "idle_rss_mb",
                        "rss_end_mb", "cpu_pct"):
                 a, b = get(results[names[0]], key), get(results[names[1]], key)
                 ratio = f"{a / b:.2f}" if a is not None and b else "-"
@@ -676,8 +710,10 @@ def main() -> int:
     print(table(results))
     for name, r in results.items():
         log = r["log"]
-        print(f"\n{name} threads (CPU-s in the window, voluntary switches/s): "
-              + ", ".join(f"{t['thread']} {t['cpu_s']:.2f} s {t['vol_per_s']:.0f}/s" for t in r["thread_cpu"]))
+        print(f"\n{name} threads by name (count, CPU-s per M samples, voluntary switches/s):")
+        for t in r["thread_cpu"]:
+            print(f"  {t['thread']:<18} {t['threads']:>3}  {fmt(t['cpu_s_per_M_samples'], '{:8.3f}'):>8}"
+                  f"  {t['vol_per_s']:7.1f}/s")
         print(f"{name} log: {json.dumps(log['levels'], sort_keys=True)}")
         for line in log["lines"]:
             print(f"  {line}")
