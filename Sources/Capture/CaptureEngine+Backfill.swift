@@ -42,6 +42,7 @@ extension CaptureEngine {
         for (sessionId, changes) in report.changes {
             if let device = open.first(where: { $0.value.record.id == sessionId })?.key {
                 for change in changes { open[device]!.record.apply(change) }
+                open[device]!.rowDirty = true
             }
             for index in pending.sessions.indices where pending.sessions[index].id == sessionId {
                 for change in changes { pending.sessions[index].apply(change) }

@@ -83,11 +83,13 @@ extension CaptureEngine {
         for device in open.keys.sorted() {
             var session = open[device]!
             for (stream, var state) in session.streams where state.samples.count > state.queued {
-                if state.queued == 0 || !pending.chunks.contains(where: { $0.id == state.chunk.id }) {
+                // The row precedes its first sample rows (foreign key).
+                if state.rowDirty {
                     state.chunk.count = state.samples.count
                     state.chunk.startMs = state.samples.first?.timestampMs
                     state.chunk.endMs = state.samples.last?.timestampMs
                     pending.chunks.append(state.chunk)
+                    state.rowDirty = false
                 }
                 pending.samples.append(SampleAppend(chunkId: state.chunk.id, offset: state.queued, samples: state.samples[state.queued...]))
                 state.queued = state.samples.count
@@ -98,6 +100,10 @@ extension CaptureEngine {
             } else if session.rowDirty {
                 pending.sessions.append(session.record)
                 session.rowDirty = false
+                session.progressDirty = false
+            } else if session.progressDirty {
+                pending.progress.append(SessionProgress(session.record))
+                session.progressDirty = false
             }
             open[device] = session
         }
@@ -262,17 +268,4 @@ extension CaptureEngine {
             }
         }
     }
-}
-
-extension StoreChanges {
-    mutating func append(_ other: StoreChanges) {
-        sessions += other.sessions
-        chunks += other.chunks
-        samples += other.samples
-        closedChunkIds += other.closedChunkIds
-        documents += other.documents
-        deletions += other.deletions
-        deletedSessionIds += other.deletedSessionIds
-    }
-
 }

@@ -147,6 +147,8 @@ public actor CaptureEngine {
             counters.missingSamples += gap.missing
             counters.gaps += 1
             if state.samples.isEmpty { state.chunk.firstIndex = index }
+            state.rowDirty = true
+            session.rowDirty = true
         }
         guard keep else {
             refuse(samples[start...], from: index, stream: stream, state: &state, session: &session)
@@ -173,7 +175,7 @@ public actor CaptureEngine {
         uncommittedSamples += added
         session.record.expected += added
         session.record.lastSampleMs = max(session.record.lastSampleMs ?? -.infinity, samples.last!.timestampMs)
-        session.rowDirty = true
+        session.progressDirty = true
         session.lastArrivalMs = now()
         session.streams[stream] = state
         open[device] = session
@@ -198,6 +200,7 @@ public actor CaptureEngine {
             counters.gaps += 1
         }
         if state.samples.isEmpty { state.chunk.firstIndex = index + count }
+        state.rowDirty = true
         state.nextIndex = index + count
         state.lastMs = last
         session.record.expected += count

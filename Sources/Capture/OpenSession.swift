@@ -11,8 +11,10 @@ struct OpenSession {
     var streams: [SensorStream: StreamState] = [:]
     /// The record and DailySessions documents must be rewritten at the next commit.
     var documentsDirty = true
-    /// The session row must be saved at the next commit.
+    /// The session row must be saved in full at the next commit.
     var rowDirty = true
+    /// Samples came: the row's counts must be updated at the next commit (``SessionProgress``).
+    var progressDirty = false
     /// Host time (epoch ms) samples last arrived: idleness is measured on the host clock,
     /// since sample times may come from a board's clock or a log download.
     var lastArrivalMs: Double
@@ -25,6 +27,10 @@ struct StreamState {
     var samples: [StoredSample]
     /// How many of `samples` are already queued for, or in, the store.
     var queued: Int = 0
+    /// The chunk's row must be written with the next samples queued: it is new, or its gaps
+    /// changed. Its count and times are only written then and at its close: while it is open,
+    /// its sample rows say how far it has come.
+    var rowDirty = true
     /// The stream index the next sample should have.
     var nextIndex: Int64
     var lastMs: Double?

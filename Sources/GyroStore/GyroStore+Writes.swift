@@ -15,6 +15,7 @@ extension GyroStore {
 
     static func apply(_ changes: StoreChanges, in db: SQLiteConnection) throws {
         for session in changes.sessions { try session.upsert(db) }
+        for progress in changes.progress { try progress.update(db) }
         for chunk in changes.chunks { try chunk.upsert(db) }
         if !changes.samples.isEmpty {
             let insert = try db.statement("INSERT INTO sampleBatch (chunkId, offset, count, data) VALUES (?, ?, ?, ?)")
