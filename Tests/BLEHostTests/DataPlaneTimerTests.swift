@@ -54,6 +54,16 @@ final class DataPlaneTimerTests: XCTestCase {
         XCTAssertEqual(count.withLock { $0 }, 1)
     }
 
+    func testACancelledTimerDoesNotFire() async throws {
+        let alarm = loop.makeAlarm()
+        let count = Mutex(0)
+        loop.schedule(after: 0.02, tolerance: 0, alarm: alarm) { count.withLock { $0 += 1 } }
+        loop.cancel(alarm)
+        let (_, _) = try await fire(after: 0.1, alarm: loop.makeAlarm())  // past the cancelled deadline
+        loop.ring(alarm)
+        XCTAssertEqual(count.withLock { $0 }, 0, "neither its deadline nor a late ring fires a cancelled timer")
+    }
+
     func testATimerSetByATimerFiresOnAnIdleLoop() async {
         let (fired, firing) = AsyncStream.makeStream(of: Void.self)
         let loop = self.loop
