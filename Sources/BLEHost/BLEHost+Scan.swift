@@ -28,7 +28,8 @@ extension BLEHost {
         }
         let sleepError: (any Error)?
         do {
-            try await Task.sleep(for: duration)
+            let (whole, fraction) = duration.components
+            try await transport.loop.sleep(for: Double(whole) + Double(fraction) * 1e-18)
             sleepError = nil
         } catch {
             sleepError = error

@@ -83,3 +83,29 @@ final class DataPlaneTimerTests: XCTestCase {
         XCTAssertTrue(firedInTime, "the loop's sleep includes the second timer")
     }
 }
+
+/// `DataPlaneLoop.sleep(for:)`: ends at its deadline, or at once with `CancellationError`.
+final class DataPlaneSleepTests: XCTestCase {
+    func testASleepEndsAtItsDeadline() async throws {
+        let start = ContinuousClock.now
+        try await DataPlaneLoop.shared.sleep(for: 0.05)
+        XCTAssertGreaterThanOrEqual(ContinuousClock.now - start, .milliseconds(50))
+    }
+
+    func testACancelledSleepThrowsAtOnce() async {
+        let start = ContinuousClock.now
+        let sleeper = Task { () -> Bool in
+            do {
+                try await DataPlaneLoop.shared.sleep(for: 60)
+                return false
+            } catch {
+                return true
+            }
+        }
+        try? await Task.sleep(for: .milliseconds(20))
+        sleeper.cancel()
+        let threw = await sleeper.value
+        XCTAssertTrue(threw)
+        XCTAssertLessThan(ContinuousClock.now - start, .seconds(10))
+    }
+}
