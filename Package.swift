@@ -74,7 +74,7 @@ let package = Package(
         .target(
             name: "Admin",
             dependencies: [
-                "GatewayConfig", "GyroStore", "Capture", "JSON", "TextTools",
+                "GatewayConfig", "GyroStore", "Capture", "JSON", "PosixThreads", "TextTools",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -125,7 +125,7 @@ public actor MetaWearBoard {
     }
 
     /// The link's loop, kept here: the executor is looked up on every notification.
-    private nonisolated let loop: DataPlaneLoop
+    nonisolated let loop: DataPlaneLoop
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
 
