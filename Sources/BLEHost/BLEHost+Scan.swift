@@ -28,8 +28,7 @@ extension BLEHost {
         }
         let sleepError: (any Error)?
         do {
-            let (whole, fraction) = duration.components
-            try await transport.loop.sleep(for: Double(whole) + Double(fraction) * 1e-18)
+            try await transport.loop.sleep(for: duration.seconds)
             sleepError = nil
         } catch {
             sleepError = error

@@ -10,9 +10,7 @@ extension BLEHost {
     func after(_ delay: Duration, _ body: @escaping @Sendable (isolated BLEHost) -> Void) -> DataPlaneLoop.Alarm {
         let loop = transport.loop
         let alarm = loop.makeAlarm()
-        let (whole, fraction) = delay.components
-        let seconds = Double(whole) + Double(fraction) * 1e-18
-        loop.schedule(after: seconds, tolerance: seconds / 16, alarm: alarm) { [weak self] in
+        loop.schedule(after: delay.seconds, tolerance: delay.seconds / 16, alarm: alarm) { [weak self] in
             self?.assumeIsolated { body($0) }
         }
         return alarm

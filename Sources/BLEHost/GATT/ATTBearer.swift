@@ -107,9 +107,7 @@ final class ATTBearer: Sendable {
         // Holds the bearer strongly until the answer cancels it: a weak reference would give the
         // bearer a side table, which makes every retain and release of it on the data path slower.
         let alarm = loop.makeAlarm()
-        let (whole, fraction) = timeout.components
-        let seconds = Double(whole) + Double(fraction) * 1e-18
-        loop.schedule(after: seconds, tolerance: seconds / 16, alarm: alarm) {
+        loop.schedule(after: timeout.seconds, tolerance: timeout.seconds / 16, alarm: alarm) {
             self.settle(id: id, .failure(GATTError.timeout(request: name, after: timeout)), timedOut: timeout)
         }
         defer { loop.cancel(alarm) }
