@@ -74,7 +74,7 @@ let package = Package(
         .target(
             name: "Admin",
             dependencies: [
-                "GatewayConfig", "GyroStore", "Capture", "JSON", "TextTools",
+                "GatewayConfig", "GyroStore", "Capture", "JSON", "PosixThreads", "TextTools",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -99,7 +99,7 @@ let package = Package(
         .target(
             name: "Daemon",
             dependencies: [
-                "GatewayConfig", "GyroStore", "Capture", "Admin", "MQTTPublisher", "Sensors", "BLEHost", "MetaWear", "CMalloc", "JSON", "TextTools", "ZoneInfo",
+                "GatewayConfig", "GyroStore", "Capture", "PosixThreads", "Admin", "MQTTPublisher", "Sensors", "BLEHost", "MetaWear", "CMalloc", "JSON", "TextTools", "ZoneInfo",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -163,6 +163,7 @@ let package = Package(
                                                          .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "GatewayConfigTests", dependencies: ["GatewayConfig", "ZoneInfo"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+        .testTarget(name: "PosixThreadsTests", dependencies: ["PosixThreads"]),
         .testTarget(name: "TextToolsTests", dependencies: ["TextTools"]),
         .testTarget(name: "ZoneInfoTests", dependencies: ["ZoneInfo"]),
         .testTarget(name: "GyroStoreTests", dependencies: ["GyroStore", "TestSupport", "CSQLite"]),

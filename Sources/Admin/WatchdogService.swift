@@ -2,6 +2,7 @@ import Capture
 import FoundationEssentials
 import GyroStore
 import Logging
+import PosixThreads
 import ServiceLifecycle
 
 /// Sends `WATCHDOG=1` at half of `$WATCHDOG_USEC`, but only while the pipeline makes progress,
@@ -37,27 +38,34 @@ public struct WatchdogService: Service {
     public func run() async throws {
         guard notifier.isEnabled else { return await idleUntilShutdown() }
         let interval = notifier.watchdogInterval ?? .seconds(10)
+        // The checks read the engine and the store from the writer's thread, and sleep on its
+        // alarm: a `Task.sleep` would wake two dispatch threads per check and hop back.
+        let writer = store.writerExecutor
         do {
-            try await cancelWhenGracefulShutdown {
-                var previous: CaptureCounters?
-                var stalled = false
-                while !Task.isCancelled {
-                    let check = await self.check(previous: previous)
-                    previous = check.counters
-                    if check.healthy {
-                        if self.notifier.watchdogInterval != nil { self.notifier.send("WATCHDOG=1") }
-                        if stalled { self.logger.notice("pipeline progressing again", metadata: ["subsystem": "watchdog"]) }
-                        stalled = false
-                    } else if !stalled {
-                        stalled = true
-                        self.logger.error("pipeline stalled; withholding watchdog keep-alives", metadata: ["subsystem": "watchdog", "reason": "\(check.status)"])
-                    }
-                    self.notifier.send("STATUS=\(check.status)")
-                    try await Task.sleep(for: interval)
-                }
+            try await withTaskExecutorPreference(writer) {
+                try await cancelWhenGracefulShutdown { try await checkEvery(interval, sleepingOn: writer) }
             }
         } catch is CancellationError {}
         notifier.send("STOPPING=1")
+    }
+
+    private func checkEvery(_ interval: Duration, sleepingOn writer: ThreadExecutor) async throws {
+        var previous: CaptureCounters?
+        var stalled = false
+        while !Task.isCancelled {
+            let check = await check(previous: previous)
+            previous = check.counters
+            if check.healthy {
+                if notifier.watchdogInterval != nil { notifier.send("WATCHDOG=1") }
+                if stalled { logger.notice("pipeline progressing again", metadata: ["subsystem": "watchdog"]) }
+                stalled = false
+            } else if !stalled {
+                stalled = true
+                logger.error("pipeline stalled; withholding watchdog keep-alives", metadata: ["subsystem": "watchdog", "reason": "\(check.status)"])
+            }
+            notifier.send("STATUS=\(check.status)")
+            try await writer.sleep(for: interval)
+        }
     }
 
     struct Check {

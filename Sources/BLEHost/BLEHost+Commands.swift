@@ -64,10 +64,7 @@ extension BLEHost {
         perform(actions)
         if commandFlow.isWaiting(token) {
             // No credit now: the controller must grant one within the timeout too.
-            Task { [weak self, clock] in
-                try? await clock.sleep(for: timeout)
-                await self?.withdrawIfStillWaiting(token, opcode: Command.opcode, after: timeout)
-            }
+            after(timeout) { $0.withdrawIfStillWaiting(token, opcode: Command.opcode, after: timeout) }
         }
     }
 
@@ -108,10 +105,7 @@ extension BLEHost {
     /// Wakes the host at the earliest command deadline.
     private func scheduleCommandExpiry() {
         guard let deadline = commandFlow.nextDeadline else { return }
-        Task { [weak self, clock] in
-            try? await clock.sleep(until: deadline)
-            await self?.expireCommands()
-        }
+        after(max(.zero, clock.now.duration(to: deadline))) { $0.expireCommands() }
     }
 
     func expireCommands() {

@@ -46,10 +46,7 @@ extension BLEHost {
                 enqueue(command, timeout: configuration.commandTimeout) { [weak self] result in
                     Task { await self?.createConnectionAnswered(id: id, result: result) }
                 }
-                Task { [weak self] in
-                    try? await Task.sleep(for: timeout)
-                    await self?.cancelConnect(id: id, because: .connectTimeout(address: address, after: timeout))
-                }
+                after(timeout) { $0.cancelConnect(id: id, because: .connectTimeout(address: address, after: timeout)) }
             }
         } onCancel: {
             Task { [weak self] in await self?.cancelConnect(id: id, because: .cancelled) }
@@ -78,10 +75,7 @@ extension BLEHost {
         pendingConnect = pending
         logger.info("cancelling connection attempt", metadata: ["peer": "\(pending.address)", "why": "\(reason)"])
         sendCommandIgnoringResult(LECreateConnectionCancelCommand())
-        Task { [weak self] in
-            try? await Task.sleep(for: .seconds(2))
-            await self?.abandonConnect(id: id)
-        }
+        after(.seconds(2)) { $0.abandonConnect(id: id) }
     }
 
     private func abandonConnect(id: UInt64) {
@@ -108,7 +102,7 @@ extension BLEHost {
             linkDown(handle: handle, reason: .controller(.connectionTimeout))
         }
         let link = LinkState()
-        let bearer = ATTBearer(requestTimeout: configuration.attRequestTimeout) { [weak self] bytes in
+        let bearer = ATTBearer(requestTimeout: configuration.attRequestTimeout, loop: transport.loop) { [weak self] bytes in
             guard let self else { throw BLEHostError.notReady(state: "stopped") }
             try await self.sendL2CAP(handle: handle, channel: .att, payload: bytes)
         }
@@ -145,10 +139,7 @@ extension BLEHost {
             if connections[handle]?.link === link { linkDown(handle: handle, reason: .controller(.connectionTerminatedByLocalHost)) }
             return
         }
-        Task { [weak self] in
-            try? await Task.sleep(for: .seconds(6))
-            await self?.forceDown(handle: handle, link: link)
-        }
+        after(.seconds(6)) { $0.forceDown(handle: handle, link: link) }
     }
 
     private func forceDown(handle: UInt16, link: LinkState) {
@@ -172,10 +163,7 @@ extension BLEHost {
             }
             nextWaiterID += 1
             let id = nextWaiterID
-            Task { [weak self] in
-                try? await Task.sleep(for: .seconds(10))
-                await self?.expireUpdateWaiter(handle: handle, id: id)
-            }
+            after(.seconds(10)) { $0.expireUpdateWaiter(handle: handle, id: id) }
             status = await withCheckedContinuation { connectionUpdateWaiters[handle, default: [:]][id] = $0 }
         }
         guard link.isConnected else { throw BLEHostError.disconnected(handle: handle, reason: link.reason ?? status) }

@@ -28,7 +28,7 @@ extension BLEHost {
         }
         let sleepError: (any Error)?
         do {
-            try await Task.sleep(for: duration)
+            try await transport.loop.sleep(for: duration.seconds)
             sleepError = nil
         } catch {
             sleepError = error

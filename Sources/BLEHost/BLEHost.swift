@@ -149,12 +149,9 @@ public actor BLEHost {
                 sendCommandIgnoringResult(DisconnectCommand(connectionHandle: handle, reason: .remoteUserTerminatedConnection))
             }
             // Resumed by the last Disconnection Complete (`linkDown`) or by this deadline.
-            let deadline = Task { [weak self, clock] in
-                try? await clock.sleep(for: .seconds(1))
-                await self?.resumeLinksClosedWaiters()
-            }
+            let deadline = after(.seconds(1)) { $0.resumeLinksClosedWaiters() }
             await withCheckedContinuation { linksClosedWaiters.append($0) }
-            deadline.cancel()
+            cancelTimer(deadline)
         }
         state = .stopped
         transport.close()

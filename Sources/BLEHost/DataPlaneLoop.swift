@@ -152,6 +152,16 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
         }
     }
 
+    /// Drops `alarm`'s timer without firing it (a request answered before its timeout). No
+    /// wake-up: a loop that sleeps until the dropped deadline finds nothing due then.
+    public func cancel(_ alarm: Alarm) {
+        state.withLock { state in
+            state.timers[alarm.id] = nil
+            state.liveAlarms.remove(alarm.id)
+            state.rung.remove(alarm.id)
+        }
+    }
+
     /// Fires `alarm`'s timer now, on the caller's thread (or as soon as it is scheduled).
     public func ring(_ alarm: Alarm) {
         let fire = state.withLock { state -> (@Sendable () -> Void)? in

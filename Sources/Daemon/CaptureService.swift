@@ -1,6 +1,7 @@
 import Capture
 import GyroStore
 import Logging
+import PosixThreads
 import ServiceLifecycle
 
 /// Runs the capture timers and retention; on graceful shutdown, closes open sessions so that
@@ -33,7 +34,16 @@ struct CaptureService: Service {
 
     /// Checks the store's size every 30 seconds (and right away), pruning published chunks
     /// (and, when only unpublished ones are left, evicting them as gaps of their sessions).
+    ///
+    /// On the writer's thread, which the pass runs on anyway, and woken by that thread's alarm:
+    /// a `Task.sleep` would wake two dispatch threads each time, and the task would hop from
+    /// the global executor to the writer and back around each pass.
     private func enforceRetention() async throws {
+        let writer = engine.store.writerExecutor
+        try await withTaskExecutorPreference(writer) { try await retentionPasses(sleepingOn: writer) }
+    }
+
+    private func retentionPasses(sleepingOn writer: ThreadExecutor) async throws {
         while !Task.isCancelled {
             do {
                 let report = try await engine.enforceRetention()
@@ -45,7 +55,7 @@ struct CaptureService: Service {
                 // A pass that fails (the disk full, say) is tried again; it must not stop capture.
                 logger.error("retention failed", metadata: ["subsystem": "store", "error": "\(error)"])
             }
-            try await Task.sleep(for: .seconds(30))
+            try await writer.sleep(for: .seconds(30))
         }
     }
 }

@@ -5,6 +5,7 @@ import GyroStore
 import JSON
 import Logging
 import MQTTPublisher
+import PosixThreads
 import Sensors
 import ServiceLifecycle
 
@@ -70,11 +71,16 @@ public struct HomeAssistantService: Service {
 
     public func run() async throws {
         do {
-            try await cancelWhenGracefulShutdown { try await loop() }
+            // On the writer's thread, where the publisher, the engine and the store it reads live,
+            // sleeping on its alarm: a `Task.sleep` tick would wake two dispatch threads each time.
+            let writer = store.writerExecutor
+            try await withTaskExecutorPreference(writer) {
+                try await cancelWhenGracefulShutdown { try await loop(sleepingOn: writer) }
+            }
         } catch is CancellationError {}
     }
 
-    private func loop() async throws {
+    private func loop(sleepingOn writer: ThreadExecutor) async throws {
         let enabled = discovery.configuration.homeAssistant.enabled
         let ledger = TopicLedger(path: Self.ledgerPath(discovery.configuration), logger: logger)
         let previous = ledger.load()
@@ -101,7 +107,7 @@ public struct HomeAssistantService: Service {
             if !enabled && stale.isEmpty {
                 ledger.remove()
                 // Nothing more to do; a service that returns would stop the gateway.
-                while true { try await Task.sleep(for: .seconds(3600)) }
+                while true { try await writer.sleep(for: .seconds(3600)) }
             }
             let status = await publisher.status
             if status.state == .connected {
@@ -144,7 +150,7 @@ public struct HomeAssistantService: Service {
                     }
                 }
             }
-            try await Task.sleep(for: tick)
+            try await writer.sleep(for: tick)
         }
     }
 

@@ -22,12 +22,7 @@ extension MQTTPublisher {
         logger.debug("connecting", metadata: ["broker": "\(configuration.host):\(configuration.port)", "protocol": "\(status.protocolVersion)"])
         connection.open(configuration)
         // A broker that accepts TCP but never answers (or a black-holed route) must not stall us.
-        let generation = self.generation, timeout = configuration.connectTimeout, continuation = self.continuation
-        timers.removeAll { $0.isCancelled }
-        timers.append(Task {
-            try? await Task.sleep(for: timeout)
-            continuation.yield(.connectTimeout(generation: generation))
-        })
+        yield(.connectTimeout(generation: generation), after: configuration.connectTimeout)
     }
 
     func connectionAccepted(sessionPresent: Bool) async {
@@ -76,13 +71,7 @@ extension MQTTPublisher {
         failedAttempts += 1
         let delay = backoff(failedAttempts)
         status.state = .waitingToReconnect
-        let generation = self.generation
-        let continuation = self.continuation
-        timers.append(Task {
-            try? await Task.sleep(for: delay)
-            continuation.yield(.reconnectDue(generation: generation))
-        })
-        timers.removeAll { $0.isCancelled }
+        yield(.reconnectDue(generation: generation), after: delay)
         logger.debug("reconnecting after backoff", metadata: ["delay": "\(delay)", "attempt": "\(failedAttempts)"])
     }
 

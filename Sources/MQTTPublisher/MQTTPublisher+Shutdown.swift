@@ -25,12 +25,7 @@ extension MQTTPublisher {
     }
 
     func scheduleShutdownTimeout() {
-        let grace = configuration.shutdownGrace
-        let continuation = self.continuation
-        timers.append(Task {
-            try? await Task.sleep(for: grace)
-            continuation.yield(.shutdownTimeout)
-        })
+        yield(.shutdownTimeout, after: configuration.shutdownGrace)
     }
 
     /// Goes offline once the outbox is drained and acknowledged, or at once when `force`d (the grace
@@ -62,8 +57,7 @@ extension MQTTPublisher {
 
     func finish() async {
         await flushAcks()
-        for timer in timers { timer.cancel() }
-        timers = []
+        cancelTimers()
         phase = .stopped
         connected = false
         status.state = .stopped

@@ -36,6 +36,7 @@ import CMosquitto
 import FoundationEssentials
 import GyroStore
 import Logging
+import PosixThreads
 
 public actor MQTTPublisher {
     let store: GyroStore
@@ -80,7 +81,8 @@ public actor MQTTPublisher {
     var acked: [Int64] = []
     /// A batch of acknowledged rows is being removed.
     var removing = false
-    var timers: [Task<Void, Never>] = []
+    /// Alarms of the writer's thread not yet rung (see `yield(_:after:)`).
+    var timers: [(alarm: ThreadExecutor.Alarm, deadline: ContinuousClock.Instant)] = []
     /// Callers of `waitUntilIdle()`, resumed when nothing is left to send.
     var idleWaiters: [CheckedContinuation<Void, Never>] = []
     /// Callers of `publishDirect` awaiting their PUBACK, by message id on the current connection.

@@ -136,10 +136,15 @@ final class MosquittoConnection: @unchecked Sendable {
                 events.yield(.openFailed(generation: generation, error: .call(rc, errno: savedErrno)))
                 return
             }
+            let idleTimeoutMs = Int32(clamping: max(1, configuration.keepaliveSeconds) * 1000)
             var closingRounds = 0
             while true {
-                // Wakes up at once when a packet is queued or `close()` disconnects (libmosquitto's socket pair).
-                let rc = mosquitto_loop(handle, 1000, 1)
+                // Wakes up at once when a packet is queued or `close()` disconnects (libmosquitto's
+                // socket pair) and when the broker sends something. With nothing to do it waits for
+                // the keep-alive: libmosquitto shortens the wait to when the next PINGREQ is due
+                // (`next_msg_out`, one keep-alive after the last packet sent). A shorter timeout
+                // only woke this thread every time it ran out, for nothing.
+                let rc = mosquitto_loop(handle, isClosing ? Self.closingPollMs : idleTimeoutMs, 1)
                 let savedErrno = errno
                 if isClosing {
                     closingRounds += 1
@@ -158,6 +163,10 @@ final class MosquittoConnection: @unchecked Sendable {
     }
 
     private var isClosing: Bool { closing.withLock { $0 } }
+
+    /// How long a closing loop waits per round (at most 5) for what is queued and DISCONNECT to
+    /// go out and the socket to close.
+    private static let closingPollMs: Int32 = 1000
 
     /// Sends DISCONNECT if connected (so the broker does not send the will), waits for the
     /// connection's thread to end and frees the handle. Blocking: call it off the actor

@@ -1,3 +1,4 @@
+import BLEHost
 import MetaWear
 
 /// A finished log download: the samples put back together, and how many entries it covered (the
@@ -18,6 +19,8 @@ struct LogDownloadState {
     var left: UInt32
     var lastActivity: Double
     var waiter: CheckedContinuation<Void, any Error>?
+    /// The loop's timer that checks for a stall (see `watchForStall`).
+    var stallAlarm: DataPlaneLoop.Alarm?
     var done = false
     let keep: @Sendable (LogReassembler.Sample) -> Bool
 
@@ -68,23 +71,31 @@ extension MetaWearBoard {
     /// Waits for the progress notification that says no entry is left; fails after `stallTimeout`
     /// without any readout notification.
     private func waitForDownload(stallTimeout: Duration) async throws {
-        // Strong: cancelled below once the download ends (see `request` for why not weak).
-        let timer = Task { [board = self] in
-            while !Task.isCancelled {
-                guard let idle = await board.downloadIdle() else { return }
-                let left = stallTimeout.seconds - idle
-                if left <= 0 {
-                    await board.failDownload(BoardError.timeout("log readout (no progress for \(stallTimeout))"))
-                    return
-                }
-                try? await Task.sleep(for: .seconds(left))
-            }
-        }
-        defer { timer.cancel() }
+        watchForStall(stallTimeout)
+        defer { if let alarm = download?.stallAlarm { loop.cancel(alarm) } }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             if closed { return continuation.resume(throwing: BoardError.linkClosed) }
             if download?.done == true { return continuation.resume() }
             download?.waiter = continuation
+        }
+    }
+
+    /// Fails the download once no readout notification has come for `stallTimeout`. A timer of
+    /// the loop, set for when the download would first have stalled, which sets itself again
+    /// while entries arrive; not a task that polls with `Task.sleep` (each sleep's end wakes two
+    /// dispatch threads and hops back to the loop).
+    private func watchForStall(_ stallTimeout: Duration) {
+        guard let idle = downloadIdle() else { return }
+        let left = stallTimeout.seconds - idle
+        guard left > 0 else { return failDownload(BoardError.timeout("log readout (no progress for \(stallTimeout))")) }
+        let alarm = loop.makeAlarm()
+        download?.stallAlarm = alarm
+        // Strong: cancelled once the download ends (see `request` for why not weak).
+        loop.schedule(after: left, tolerance: left / 16, alarm: alarm) { [board = self] in
+            board.assumeIsolated { board in
+                guard board.download?.stallAlarm == alarm else { return }
+                board.watchForStall(stallTimeout)
+            }
         }
     }
 

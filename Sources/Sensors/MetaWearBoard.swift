@@ -125,7 +125,7 @@ public actor MetaWearBoard {
     }
 
     /// The link's loop, kept here: the executor is looked up on every notification.
-    private nonisolated let loop: DataPlaneLoop
+    nonisolated let loop: DataPlaneLoop
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
 
@@ -328,13 +328,15 @@ public actor MetaWearBoard {
         nextWaiterID += 1
         let id = nextWaiterID
         let timeout = timeout ?? responseTimeout
+        // A timer of the loop, not a sleeping task: a sleep's dispatch timer wakes two threads of
+        // the global executor when it ends, even after the answer has cancelled it.
         // Strong (cancelled below when the answer comes): the board is referenced weakly nowhere,
         // see `initialise()`.
-        let timer = Task { [board = self] in
-            try? await Task.sleep(for: timeout)
-            await board.fail(key: key, id: id, with: BoardError.timeout(what))
+        let alarm = loop.makeAlarm()
+        loop.schedule(after: timeout.seconds, tolerance: timeout.seconds / 16, alarm: alarm) { [board = self] in
+            board.assumeIsolated { $0.fail(key: key, id: id, with: BoardError.timeout(what)) }
         }
-        defer { timer.cancel() }
+        defer { loop.cancel(alarm) }
         return try await withCheckedThrowingContinuation { continuation in
             waiters[key] = Waiter(id: id, continuation: continuation)
             Task { [link] in

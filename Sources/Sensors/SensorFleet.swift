@@ -78,8 +78,10 @@ public actor SensorFleet {
             }
             if let discovery {
                 let allowed = min(limit, configured.count + discovery.maxSensors)
-                while !Task.isCancelled {
-                    if supervisors.count < allowed, let found = try? await connector.scan(timeout: discovery.scanFor) {
+                // Until the fleet is full: supervisors are never removed, so a full fleet has
+                // nothing left to discover, and a sleeping loop would only wake dispatch's threads.
+                while !Task.isCancelled, supervisors.count < allowed {
+                    if let found = try? await connector.scan(timeout: discovery.scanFor) {
                         for address in found where supervisors[address] == nil && supervisors.count < allowed {
                             logger.info("sensor discovered", metadata: ["subsystem": "sensor", "sensor": "\(address)"])
                             let supervisor = add(Member(address: address, userId: discovery.userId))

@@ -153,7 +153,8 @@ public actor SensorSupervisor {
             let delay = settings.backoff.delay(attempt: attempt)
             attempt += 1
             transition(to: .backingOff, ["delay_ms": "\(Int(delay.seconds * 1000))"])
-            try? await Task.sleep(for: delay)
+            // The loop's timer: a sleeping task's dispatch timer would wake two other threads.
+            try? await loop.sleep(for: delay.seconds)
         }
         flushTrackers()
         transition(to: .stopped)

@@ -54,6 +54,16 @@ final class DataPlaneTimerTests: XCTestCase {
         XCTAssertEqual(count.withLock { $0 }, 1)
     }
 
+    func testACancelledTimerDoesNotFire() async throws {
+        let alarm = loop.makeAlarm()
+        let count = Mutex(0)
+        loop.schedule(after: 0.02, tolerance: 0, alarm: alarm) { count.withLock { $0 += 1 } }
+        loop.cancel(alarm)
+        let (_, _) = try await fire(after: 0.1, alarm: loop.makeAlarm())  // past the cancelled deadline
+        loop.ring(alarm)
+        XCTAssertEqual(count.withLock { $0 }, 0, "neither its deadline nor a late ring fires a cancelled timer")
+    }
+
     func testATimerSetByATimerFiresOnAnIdleLoop() async {
         let (fired, firing) = AsyncStream.makeStream(of: Void.self)
         let loop = self.loop
@@ -71,5 +81,31 @@ final class DataPlaneTimerTests: XCTestCase {
             return first
         }
         XCTAssertTrue(firedInTime, "the loop's sleep includes the second timer")
+    }
+}
+
+/// `DataPlaneLoop.sleep(for:)`: ends at its deadline, or at once with `CancellationError`.
+final class DataPlaneSleepTests: XCTestCase {
+    func testASleepEndsAtItsDeadline() async throws {
+        let start = ContinuousClock.now
+        try await DataPlaneLoop.shared.sleep(for: 0.05)
+        XCTAssertGreaterThanOrEqual(ContinuousClock.now - start, .milliseconds(50))
+    }
+
+    func testACancelledSleepThrowsAtOnce() async {
+        let start = ContinuousClock.now
+        let sleeper = Task { () -> Bool in
+            do {
+                try await DataPlaneLoop.shared.sleep(for: 60)
+                return false
+            } catch {
+                return true
+            }
+        }
+        try? await Task.sleep(for: .milliseconds(20))
+        sleeper.cancel()
+        let threw = await sleeper.value
+        XCTAssertTrue(threw)
+        XCTAssertLessThan(ContinuousClock.now - start, .seconds(10))
     }
 }

@@ -57,9 +57,12 @@ final class ATTBearer: Sendable {
     private let state = Mutex(State())
     private let sender: Sender
     let requestTimeout: Duration
+    /// The host's loop, whose timers time requests out.
+    private let loop: DataPlaneLoop
 
-    init(requestTimeout: Duration, sender: @escaping Sender) {
+    init(requestTimeout: Duration, loop: DataPlaneLoop, sender: @escaping Sender) {
         self.requestTimeout = requestTimeout
+        self.loop = loop
         self.sender = sender
     }
 
@@ -99,14 +102,15 @@ final class ATTBearer: Sendable {
             return state.nextID
         }
         let timeout = requestTimeout
+        // A timer of the loop, not a sleeping task: a sleep's dispatch timer wakes two threads of
+        // the global executor when it ends, even after the answer has cancelled it.
         // Holds the bearer strongly until the answer cancels it: a weak reference would give the
         // bearer a side table, which makes every retain and release of it on the data path slower.
-        let timer = Task {
-            try? await Task.sleep(for: timeout)
-            guard !Task.isCancelled else { return }
+        let alarm = loop.makeAlarm()
+        loop.schedule(after: timeout.seconds, tolerance: timeout.seconds / 16, alarm: alarm) {
             self.settle(id: id, .failure(GATTError.timeout(request: name, after: timeout)), timedOut: timeout)
         }
-        defer { timer.cancel() }
+        defer { loop.cancel(alarm) }
         do {
             try await sender(pdu)
         } catch is BLEHostError {
