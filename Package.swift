@@ -159,7 +159,7 @@ let package = Package(
         // The emulated MetaWear (Tests/Peers) as a child process, for the tests that drive it.
         .target(name: "PeerSupport", path: "Tests/PeerSupport"),
         .testTarget(name: "SensorsTests", dependencies: ["Sensors", "MetaWear", "Capture", "GyroStore", "BLEHost", "TestSupport", "PeerSupport"]),
-        .testTarget(name: "BLEHostTests", dependencies: ["BLEHost", "BluetoothWire", "HCI", "GAP", "L2CAP", "ATT", "PeerSupport",
+        .testTarget(name: "BLEHostTests", dependencies: ["BLEHost", "BluetoothWire", "CHCISocket", "HCI", "GAP", "L2CAP", "ATT", "PeerSupport",
                                                          .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "GatewayConfigTests", dependencies: ["GatewayConfig", "ZoneInfo"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),

@@ -36,6 +36,17 @@ int chci_open_user_channel(uint16_t dev_id, int *error_number, const char **fail
     return fd;
 }
 
+int chci_grow_receive_buffer(int fd, int bytes) {
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof(bytes)) < 0 &&
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes)) < 0) {
+        return -1;
+    }
+    int size = 0;
+    socklen_t length = sizeof(size);
+    if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, &length) < 0) return -1;
+    return size;
+}
+
 static speed_t chci_speed(int baud) {
     switch (baud) {
     case 9600: return B9600;

@@ -79,13 +79,15 @@ public struct BluetoothSettings: Sendable, Equatable {
         self.readIntervalMs = readIntervalMs ?? Self.defaultReadIntervalMs(transport)
     }
 
-    /// 250 ms on a socket (the kernel buffers 200 KB there: a quarter of a second at the fastest
-    /// load is ~6 KB); 100 ms on a serial line, whose tty buffer holds 4 KB. Why batch at all:
-    /// the data plane's cost is mostly its wake-ups, at 4 x 100 Hz 3.4 CPU-s per million samples
-    /// with a read every 100 ms and 1.9 every 250 ms (e2e bench).
+    /// 500 ms on a socket (TCP has flow control; the user channel's receive buffer is raised to
+    /// hold it, see `UserChannel`); 100 ms on a serial line, whose tty buffer holds 4 KB. Why
+    /// batch at all: the data plane's cost is mostly its wake-ups. At 4 x 100 Hz (e2e bench) the
+    /// loop used 2.4 CPU-s per million samples reading every 250 ms, 1.5 every 500 ms and 1.3
+    /// every second; past 500 ms little is saved, and a crash loses up to this interval more
+    /// (docs/durability.md).
     public static func defaultReadIntervalMs(_ transport: TransportSpec) -> Int {
         if case .serial = transport { return 100 }
-        return 250
+        return 500
     }
 }
 

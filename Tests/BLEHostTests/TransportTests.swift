@@ -1,4 +1,5 @@
 import BLEHost
+import CHCISocket
 import Glibc
 import HCI
 import Logging
@@ -41,6 +42,22 @@ final class TransportTests: XCTestCase {
         } catch {
             XCTFail("\(error)")
         }
+    }
+
+    /// The user channel's buffer must hold a paced read's batch; the same call on a socket this
+    /// machine has shows that the limit is raised past the system's default (as root, past
+    /// net.core.rmem_max too).
+    func testReceiveBufferIsRaisedForBatchedReads() throws {
+        var pair: [Int32] = [-1, -1]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0, &pair), 0)
+        defer { pair.forEach { _ = close($0) } }
+        var before: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        XCTAssertEqual(getsockopt(pair[0], SOL_SOCKET, SO_RCVBUF, &before, &length), 0)
+        let after = chci_grow_receive_buffer(pair[0], 4 << 20)
+        XCTAssertGreaterThan(after, before)
+        if geteuid() == 0 { XCTAssertGreaterThanOrEqual(after, 4 << 20) }
+        XCTAssertEqual(chci_grow_receive_buffer(-1, 4 << 20), -1, "a bad descriptor is an error, not a size")
     }
 
     func testTCPRefusedSaysNothingListens() async throws {

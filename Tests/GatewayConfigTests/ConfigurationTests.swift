@@ -21,8 +21,8 @@ final class ConfigurationTests: XCTestCase {
             try GatewayConfiguration.parse(Data(#"{"gatewayId":"g","bluetooth":\#(bluetooth),"mqtt":{"host":"h"}}"#.utf8),
                                            baseDirectory: NSTemporaryDirectory(), environment: [:]).bluetooth.readIntervalMs
         }
-        XCTAssertEqual(try interval(#"{"transport":"hci:0"}"#), 250)
-        XCTAssertEqual(try interval(#"{"transport":"tcp:127.0.0.1:7001"}"#), 250)
+        XCTAssertEqual(try interval(#"{"transport":"hci:0"}"#), 500)
+        XCTAssertEqual(try interval(#"{"transport":"tcp:127.0.0.1:7001"}"#), 500)
         XCTAssertEqual(try interval(#"{"transport":"serial:/dev/ttyAMA0:115200"}"#), 100)
         XCTAssertEqual(try interval(#"{"transport":"serial:/dev/ttyAMA0:115200","readIntervalMs":40}"#), 40)
         XCTAssertEqual(try interval(#"{"transport":"hci:0","readIntervalMs":0}"#), 0)

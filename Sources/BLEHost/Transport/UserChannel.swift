@@ -13,9 +13,24 @@ enum UserChannel {
             throw TransportError(kind: .systemCall, transport: spec, operation: operation, errorNumber: code,
                                  hint: hint(errno: code, adapter: adapter))
         }
-        logger.info("HCI user channel open", metadata: ["subsystem": "ble", "transport": "\(spec)"])
+        let buffer = chci_grow_receive_buffer(descriptor, receiveBufferBytes)
+        if buffer < 0 {
+            logger.warning("HCI user channel keeps the system's receive buffer; batched reads may lose notifications at high rates",
+                           metadata: ["subsystem": "ble", "transport": "\(spec)", "error": "\(String(cString: strerror(errno)))"])
+        }
+        logger.info("HCI user channel open", metadata: ["subsystem": "ble", "transport": "\(spec)", "receiveBuffer": "\(buffer)"])
         return FileDescriptorTransport(descriptor: descriptor, name: spec, loop: loop, logger: logger)
     }
+
+    /// The user channel's receive buffer limit.
+    ///
+    /// Why: the kernel queues every HCI packet to the socket as its own buffer, and controllers'
+    /// drivers allocate one for the largest frame (a UART's H4 driver: over 1 KB for a 30-byte
+    /// notification), so the default limit (net.core.rmem_default, 208 KB) holds about a hundred
+    /// notifications, and a packet past the limit is dropped. Between paced reads
+    /// (`bluetooth.readIntervalMs`) 8 sensors at 100 Hz queue 400. A limit is not an
+    /// allocation: only what is queued uses memory.
+    static let receiveBufferBytes: Int32 = 4 << 20
 
     /// What a person can do about a failed `socket` or `bind` on the user channel.
     static func hint(errno code: Int32, adapter: UInt16) -> String? {

@@ -16,6 +16,11 @@
 /// ("socket" or "bind").
 int chci_open_user_channel(uint16_t dev_id, int *error_number, const char **failed_step);
 
+/// Raises the socket's receive buffer limit to `bytes` (SO_RCVBUFFORCE, which needs
+/// CAP_NET_ADMIN and passes net.core.rmem_max; SO_RCVBUF, capped there, otherwise).
+/// Returns the limit in force afterwards (as getsockopt reports it), or -1 with errno set.
+int chci_grow_receive_buffer(int fd, int bytes);
+
 /// Puts a serial descriptor in raw mode at `baud` with RTS/CTS flow control when `rtscts` is
 /// non-zero. Returns 0, or -1 with errno set; -2 when the baud rate is not supported.
 int chci_configure_serial(int fd, int baud, int rtscts);
