@@ -50,7 +50,7 @@ final class ControllerLossTests: XCTestCase {
         XCTAssertTrue(controllerState(streaming).contains(": running"), controllerState(streaming))
         // Unpacked 100 Hz goes through the board's time accounter, so the loop batches its reads.
         XCTAssertTrue(sensorConnection(streaming).contains(", board time"), sensorConnection(streaming))
-        XCTAssertTrue(controllerState(streaming).hasSuffix("sensors streaming; reads batched every 250 ms"), controllerState(streaming))
+        XCTAssertTrue(controllerState(streaming).hasSuffix("sensors streaming; reads batched every 500 ms"), controllerState(streaming))
 
         let killMs = Date().timeIntervalSince1970 * 1000
         peer.kill()
