@@ -1,5 +1,3 @@
-import FoundationEssentials
-
 /// Why bytes are not the JSON document expected. The description names the source, so that
 /// a log line or an answer says which input was wrong.
 public struct JSONError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -44,14 +42,8 @@ extension JSONValue {
 
     /// The document as UTF-8 JSON text.
     public func encoded(_ layout: JSONLayout = .sortedKeys) -> [UInt8] {
-        let encoder = JSONEncoder()
-        var formatting: JSONEncoder.OutputFormatting = []
-        if layout.contains(.sortedKeys) { formatting.insert(.sortedKeys) }
-        if layout.contains(.prettyPrinted) { formatting.insert(.prettyPrinted) }
-        if layout.contains(.withoutEscapingSlashes) { formatting.insert(.withoutEscapingSlashes) }
-        encoder.outputFormatting = formatting
-        // Encoding a JSONValue cannot fail: every case has a JSON form (non-finite numbers
-        // are written as null). The fallback only keeps this total.
-        return (try? [UInt8](encoder.encode(self))) ?? Array("null".utf8)
+        var writer = JSONTextWriter(layout: layout)
+        writer.write(self)
+        return writer.bytes
     }
 }

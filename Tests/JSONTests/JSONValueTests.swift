@@ -79,6 +79,50 @@ final class JSONValueTests: XCTestCase {
         }
     }
 
+    /// The writer is the JSON module's own; what it writes must stay what JSONEncoder wrote for
+    /// `JSONValue`, in every layout, for any value (sorted keys: JSONEncoder's order otherwise
+    /// follows the dictionary's).
+    func testEncodingMatchesJSONEncoderForRandomValues() throws {
+        var random = SystemRandomNumberGenerator()
+        let pieces = ["a", "B", "_", "/", "\"", "\\", "\n", "\u{1}", "\u{1f}", "\u{7f}", "é", "😀", "\u{2028}", " ", "9"]
+        func text() -> String { (0..<Int.random(in: 0...4, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined() }
+        func number() -> Double {
+            switch Int.random(in: 0...5, using: &random) {
+            case 0: Double(Int.random(in: -1000...1000, using: &random))
+            case 1: Double.random(in: -1...1, using: &random)
+            case 2: Double.random(in: -1e6...1e6, using: &random).rounded() / 1000
+            case 3: Double(sign: .plus, exponent: Int.random(in: -40...70, using: &random), significand: 1.5)
+            case 4: -0.0
+            default: Double(bitPattern: UInt64.random(in: 0...0x7FEF_FFFF_FFFF_FFFF, using: &random))
+            }
+        }
+        func value(_ depth: Int) -> JSONValue {
+            switch Int.random(in: 0...(depth > 3 ? 4 : 6), using: &random) {
+            case 0: .null
+            case 1: .bool(Bool.random(using: &random))
+            case 2: .integer(Int64.random(in: .min ... .max, using: &random))
+            case 3: .number(number())
+            case 4: .string(text())
+            case 5: .array((0..<Int.random(in: 0...4, using: &random)).map { _ in value(depth + 1) })
+            default: .object(Dictionary((0..<Int.random(in: 0...4, using: &random)).map { _ in (text(), value(depth + 1)) },
+                                        uniquingKeysWith: { first, _ in first }))
+            }
+        }
+        let layouts: [(JSONLayout, JSONEncoder.OutputFormatting)] = [
+            (.sortedKeys, .sortedKeys), ([.sortedKeys, .withoutEscapingSlashes], [.sortedKeys, .withoutEscapingSlashes]),
+            ([.sortedKeys, .prettyPrinted], [.sortedKeys, .prettyPrinted]),
+        ]
+        for round in 0..<2_000 {
+            let document = value(0)
+            for (layout, formatting) in layouts {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = formatting
+                let expected = String(decoding: try encoder.encode(document), as: UTF8.self)
+                XCTAssertEqual(String(decoding: document.encoded(layout), as: UTF8.self), expected, "round \(round)")
+            }
+        }
+    }
+
     func testSortedKeysAreInCodePointOrder() {
         let value: JSONValue = ["b": 1, "a_b": 2, "a2": 3, "B": 4, "a": 5]
         XCTAssertEqual(String(decoding: value.encoded(.sortedKeys), as: UTF8.self), #"{"B":4,"a":5,"a2":3,"a_b":2,"b":1}"#)
