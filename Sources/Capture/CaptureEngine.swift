@@ -220,7 +220,7 @@ public actor CaptureEngine {
 
     func newStream(_ stream: SensorStream, _ firstIndex: Int64, _ session: SessionRecord, _ odrHz: Double, _ range: Double, seq: Int? = nil) -> StreamState {
         let ids = stream == .gyro ? session.chunkIds : session.accelChunkIds
-        let chunk = ChunkRecord(id: UUID().uuidString.lowercased(), sessionId: session.id, stream: stream.rawValue,
+        let chunk = ChunkRecord(id: ChunkId.random(), sessionId: session.id, stream: stream.rawValue,
                                 seq: seq ?? ids.count, odrHz: odrHz, range: range, firstIndex: firstIndex)
         return StreamState(chunk: chunk, capacity: rules.chunkSize)
     }

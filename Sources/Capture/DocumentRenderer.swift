@@ -69,7 +69,7 @@ public struct DocumentRenderer: Sendable {
 
     public func chunk(_ chunk: ChunkRecord, session: SessionRecord, samples: ArraySlice<StoredSample>) -> [UInt8] {
         let stream = SensorStream(rawValue: chunk.stream) ?? .gyro
-        var json = JSONWriter(capacity: 400 + samples.count * (location == nil ? 72 : 110))
+        var json = JSONWriter(capacity: 400 + samples.count * PointWriter.maximumBytes(location: location != nil))
         json.beginObject()
         json.key("user_id"); json.string(session.userId)
         json.key("device"); json.string(session.device)
@@ -186,6 +186,15 @@ struct PointWriter {
         close = Array((backfilled ? ",\"backfilled\":true}" : "}").utf8)
         self.location = location
     }
+
+    /// The longest point this writes (outside backfill): a comma, 13 + 17 bytes of timestamp
+    /// (epoch ms, 3 decimals), three axes of at most 11 bytes ("-1999.99994") behind keys of 5-6,
+    /// the brace; a location adds 37.
+    ///
+    /// Why an upper bound: a chunk's buffer is reserved from it. An estimate below the real
+    /// length (72, for values of a few dps) made every full-range chunk outgrow its buffer
+    /// at the end: a copy of the ~145 KB rendered and a ~290 KB block instead of ~170 KB.
+    static func maximumBytes(location: Bool) -> Int { location ? 120 : 83 }
 
     @inline(__always)
     func write(_ sample: StoredSample, into json: inout JSONWriter, afterAnother: Bool = false) {
