@@ -37,6 +37,8 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
     private struct Registration {
         var descriptor: Int32
         var handler: ReadableHandler
+        /// `O_NONBLOCK` when registered: its handler may be called when nothing is there.
+        var nonblocking: Bool
     }
 
     private struct Timer {
@@ -54,11 +56,26 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
         /// Bumped on every change of `registrations`, so the thread rebuilds its poll set.
         var generation: UInt64 = 0
         var timers: [UInt64: Timer] = [:]
+        /// The earliest deadline and the earliest `latest` among `timers` (`.max`: none), so that a
+        /// turn with nothing due neither scans `timers` nor touches them. Lowered by every
+        /// schedule; a removal marks them stale, and the next turn recomputes them.
+        var earliestDeadline: UInt64 = .max
+        var earliestLatest: UInt64 = .max
+        var timerBoundsStale = false
         /// Alarms handed out and not yet over; `rung` holds those woken before their timer was set.
         var liveAlarms: Set<UInt64> = []
         var rung: Set<UInt64> = []
         var nextAlarm: UInt64 = 0
         var pacing = ReadPacing()
+
+        mutating func recomputeTimerBounds() {
+            (earliestDeadline, earliestLatest) = (.max, .max)
+            for timer in timers.values {
+                earliestDeadline = min(earliestDeadline, timer.deadline)
+                earliestLatest = min(earliestLatest, timer.latest)
+            }
+            timerBoundsStale = false
+        }
     }
 
     private let state = Mutex(State())
@@ -142,7 +159,11 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
                 state.liveAlarms.remove(alarm.id)
                 return false
             }
-            state.timers[alarm.id] = Timer(deadline: deadline, latest: latest, fire: body)
+            if state.timers.updateValue(Timer(deadline: deadline, latest: latest, fire: body), forKey: alarm.id) != nil {
+                state.timerBoundsStale = true
+            }
+            state.earliestDeadline = min(state.earliestDeadline, deadline)
+            state.earliestLatest = min(state.earliestLatest, latest)
             return true
         }
         if !armed {
@@ -156,7 +177,7 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
     /// wake-up: a loop that sleeps until the dropped deadline finds nothing due then.
     public func cancel(_ alarm: Alarm) {
         state.withLock { state in
-            state.timers[alarm.id] = nil
+            if state.timers.removeValue(forKey: alarm.id) != nil { state.timerBoundsStale = true }
             state.liveAlarms.remove(alarm.id)
             state.rung.remove(alarm.id)
         }
@@ -166,6 +187,7 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
     public func ring(_ alarm: Alarm) {
         let fire = state.withLock { state -> (@Sendable () -> Void)? in
             if let timer = state.timers.removeValue(forKey: alarm.id) {
+                state.timerBoundsStale = true
                 state.liveAlarms.remove(alarm.id)
                 return timer.fire
             }
@@ -176,26 +198,32 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
     }
 
     /// Fires the timers that are due; returns when the next one must fire at the latest.
+    ///
+    /// Called on every turn of the loop: a turn before the earliest deadline reads two cached
+    /// bounds and returns. Due timers are collected before they are removed (removing while
+    /// iterating the dictionary would copy it).
     private func fireTimers(now: UInt64) -> UInt64? {
         let (due, next) = state.withLock { state -> ([@Sendable () -> Void], UInt64?) in
-            guard !state.timers.isEmpty else { return ([], nil) }
-            var due: [@Sendable () -> Void] = []
-            var next: UInt64?
-            for (id, timer) in state.timers {
-                if timer.deadline <= now {
-                    due.append(timer.fire)
-                    state.timers[id] = nil
-                    state.liveAlarms.remove(id)
-                } else {
-                    next = min(next ?? .max, timer.latest)
-                }
+            if state.timerBoundsStale { state.recomputeTimerBounds() }
+            guard state.earliestDeadline <= now else {
+                return ([], state.earliestLatest == .max ? nil : state.earliestLatest)
             }
-            return (due, next)
+            var due: [(id: UInt64, fire: @Sendable () -> Void)] = []
+            for (id, timer) in state.timers where timer.deadline <= now { due.append((id, timer.fire)) }
+            for timer in due {
+                state.timers[timer.id] = nil
+                state.liveAlarms.remove(timer.id)
+            }
+            state.recomputeTimerBounds()
+            return (due.map(\.fire), state.earliestLatest == .max ? nil : state.earliestLatest)
         }
         guard !due.isEmpty else { return next }
         for fire in due { fire() }
-        // A timer may have set another one (a watchdog re-arming itself): include it.
-        return state.withLock { state in state.timers.values.map(\.latest).min() }
+        // A timer may have set another one (a watchdog re-arming itself): it lowered the bound.
+        return state.withLock { state in
+            if state.timerBoundsStale { state.recomputeTimerBounds() }
+            return state.earliestLatest == .max ? nil : state.earliestLatest
+        }
     }
 
     func withPacing<T>(_ body: (inout ReadPacing) -> T) -> T { state.withLock { body(&$0.pacing) } }
@@ -204,10 +232,16 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
 
     /// Calls `handler` on the loop's thread whenever `descriptor` is readable, until
     /// ``unregister(_:)``. The handler reads what is there; the descriptor stays the caller's.
+    ///
+    /// A descriptor that is `O_NONBLOCK` when registered is also read, without a poll, when a
+    /// paced interval ends (its handler then may find nothing): a paced wake-up is then one
+    /// `poll` that times out and the reads, not a second `poll` to learn what the read tells.
     public func register(_ descriptor: Int32, handler: @escaping ReadableHandler) -> UInt64 {
         let id = state.withLock { state -> UInt64 in
             state.nextRegistration += 1
-            state.registrations[state.nextRegistration] = Registration(descriptor: descriptor, handler: handler)
+            let flags = fcntl(descriptor, F_GETFL)
+            state.registrations[state.nextRegistration] = Registration(descriptor: descriptor, handler: handler,
+                                                                       nonblocking: flags >= 0 && flags & O_NONBLOCK != 0)
             state.generation += 1
             return state.nextRegistration
         }
@@ -231,6 +265,7 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
         var generation = UInt64.max
         var watched: [(id: UInt64, handler: ReadableHandler)] = []
         var fds: [pollfd] = []
+        var allNonblocking = false
         var drain = [UInt8](repeating: 0, count: 64)
         var lastRead: UInt64 = 0
         while true {
@@ -252,6 +287,7 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
                 watched = registrations.sorted { $0.key < $1.key }.map { ($0.key, $0.value.handler) }
                 fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
                     + registrations.sorted { $0.key < $1.key }.map { pollfd(fd: $0.value.descriptor, events: Int16(POLLIN), revents: 0) }
+                allNonblocking = !registrations.isEmpty && registrations.values.allSatisfy(\.nonblocking)
             }
             // Paced: the transports are left unread until the interval since the last read is over
             // (the wake-up pipe is always watched).
@@ -262,7 +298,15 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
             let timeout: Int32 = !work.isEmpty ? 0 : wait.map { Int32(min(($0 + 999_999) / 1_000_000, 3_600_000)) } ?? -1
             let ready = poll(&fds, nfds_t(paced ? 1 : fds.count), timeout)
             if work.isEmpty { state.withLock { $0.sleeping = false } }
-            if ready > 0 {
+            if ready == 0, paced, allNonblocking, work.isEmpty, resume <= nextTimer ?? .max {
+                // The paced interval is over and nothing else woke the loop: read at once.
+                lastRead = monotonicNanoseconds()
+                for index in watched.indices {
+                    let id = watched[index].id
+                    guard state.withLock({ $0.registrations[id] != nil }) else { continue }
+                    watched[index].handler()
+                }
+            } else if ready > 0 {
                 if fds[0].revents != 0 { _ = Glibc.read(wakeRead, &drain, drain.count) }
                 let polled = paced ? 1 : fds.count
                 if polled > 1, fds[1...].contains(where: { $0.revents != 0 }) { lastRead = monotonicNanoseconds() }
