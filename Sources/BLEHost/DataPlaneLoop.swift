@@ -41,13 +41,6 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
         var nonblocking: Bool
     }
 
-    private struct Timer {
-        var deadline: UInt64
-        /// The latest the timer may fire: the loop sleeps no longer than this.
-        var latest: UInt64
-        var fire: @Sendable () -> Void
-    }
-
     private struct State {
         var queue: [Work] = []
         var sleeping = false
@@ -55,33 +48,15 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
         var nextRegistration: UInt64 = 0
         /// Bumped on every change of `registrations`, so the thread rebuilds its poll set.
         var generation: UInt64 = 0
-        var timers: [UInt64: Timer] = [:]
-        /// The earliest deadline and the earliest `latest` among `timers` (`.max`: none), so that a
-        /// turn with nothing due neither scans `timers` nor touches them. Lowered by every
-        /// schedule; a removal marks them stale, and the next turn recomputes them.
-        var earliestDeadline: UInt64 = .max
-        var earliestLatest: UInt64 = .max
-        var timerBoundsStale = false
-        /// Alarms handed out and not yet over; `rung` holds those woken before their timer was set.
-        var liveAlarms: Set<UInt64> = []
-        var rung: Set<UInt64> = []
-        var nextAlarm: UInt64 = 0
+        var timers = LoopTimers()
         var pacing = ReadPacing()
-
-        mutating func recomputeTimerBounds() {
-            (earliestDeadline, earliestLatest) = (.max, .max)
-            for timer in timers.values {
-                earliestDeadline = min(earliestDeadline, timer.deadline)
-                earliestLatest = min(earliestLatest, timer.latest)
-            }
-            timerBoundsStale = false
-        }
     }
 
     private let state = Mutex(State())
     private let wakeRead: Int32
     private let wakeWrite: Int32
     private let thread = Atomic<UInt>(0)
+    private let readNumber = Atomic<UInt64>(0)
 
     /// Starts the loop's thread; it runs for the life of the process.
     public init() {
@@ -109,6 +84,11 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
     }
 
     public func isIsolatingCurrentContext() -> Bool? { inLoop }
+
+    /// Numbers the loop's reads of its transports while their handlers run (0 outside them).
+    /// What one read brings arrived together: a receiver that stamps arrivals reads the clock
+    /// once per read (`MetaWearBoard`), not once per notification.
+    public var currentRead: UInt64 { readNumber.load(ordering: .relaxed) }
 
     /// Whether the caller runs on the loop's thread.
     public var inLoop: Bool { pthread_self() == thread.load(ordering: .relaxed) }
@@ -138,11 +118,7 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
     }
 
     public func makeAlarm() -> Alarm {
-        state.withLock { state in
-            state.nextAlarm += 1
-            state.liveAlarms.insert(state.nextAlarm)
-            return Alarm(id: state.nextAlarm)
-        }
+        Alarm(id: state.withLock { $0.timers.makeAlarm() })
     }
 
     /// Calls `body` on the loop's thread once `seconds` have passed, or up to `tolerance` later
@@ -154,17 +130,8 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
     public func schedule(after seconds: Double, tolerance: Double, alarm: Alarm, _ body: @escaping @Sendable () -> Void) {
         let deadline = monotonicNanoseconds() + UInt64(max(0, min(seconds, 1e6)) * 1e9)
         let latest = deadline + UInt64(max(0, min(tolerance, 1e6)) * 1e9)
-        let armed = state.withLock { state -> Bool in
-            guard state.rung.remove(alarm.id) == nil, state.liveAlarms.contains(alarm.id) else {
-                state.liveAlarms.remove(alarm.id)
-                return false
-            }
-            if state.timers.updateValue(Timer(deadline: deadline, latest: latest, fire: body), forKey: alarm.id) != nil {
-                state.timerBoundsStale = true
-            }
-            state.earliestDeadline = min(state.earliestDeadline, deadline)
-            state.earliestLatest = min(state.earliestLatest, latest)
-            return true
+        let armed = state.withLock { state in
+            state.timers.schedule(alarm.id, LoopTimers.Timer(deadline: deadline, latest: latest, fire: body))
         }
         if !armed {
             body()
@@ -176,54 +143,27 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
     /// Drops `alarm`'s timer without firing it (a request answered before its timeout). No
     /// wake-up: a loop that sleeps until the dropped deadline finds nothing due then.
     public func cancel(_ alarm: Alarm) {
-        state.withLock { state in
-            if state.timers.removeValue(forKey: alarm.id) != nil { state.timerBoundsStale = true }
-            state.liveAlarms.remove(alarm.id)
-            state.rung.remove(alarm.id)
-        }
+        state.withLock { $0.timers.cancel(alarm.id) }
     }
 
     /// Fires `alarm`'s timer now, on the caller's thread (or as soon as it is scheduled).
     public func ring(_ alarm: Alarm) {
-        let fire = state.withLock { state -> (@Sendable () -> Void)? in
-            if let timer = state.timers.removeValue(forKey: alarm.id) {
-                state.timerBoundsStale = true
-                state.liveAlarms.remove(alarm.id)
-                return timer.fire
-            }
-            if state.liveAlarms.contains(alarm.id) { state.rung.insert(alarm.id) }
-            return nil
-        }
+        let fire = state.withLock { $0.timers.ring(alarm.id) }
         fire?()
     }
 
     /// Fires the timers that are due; returns when the next one must fire at the latest.
-    ///
-    /// Called on every turn of the loop: a turn before the earliest deadline reads two cached
-    /// bounds and returns. Due timers are collected before they are removed (removing while
-    /// iterating the dictionary would copy it).
-    private func fireTimers(now: UInt64) -> UInt64? {
-        let (due, next) = state.withLock { state -> ([@Sendable () -> Void], UInt64?) in
-            if state.timerBoundsStale { state.recomputeTimerBounds() }
-            guard state.earliestDeadline <= now else {
-                return ([], state.earliestLatest == .max ? nil : state.earliestLatest)
-            }
-            var due: [(id: UInt64, fire: @Sendable () -> Void)] = []
-            for (id, timer) in state.timers where timer.deadline <= now { due.append((id, timer.fire)) }
-            for timer in due {
-                state.timers[timer.id] = nil
-                state.liveAlarms.remove(timer.id)
-            }
-            state.recomputeTimerBounds()
-            return (due.map(\.fire), state.earliestLatest == .max ? nil : state.earliestLatest)
+    /// `due` is the thread's buffer for their bodies, reused from turn to turn.
+    private func fireTimers(now: UInt64, due: inout [@Sendable () -> Void]) -> UInt64? {
+        let next = state.withLock { state in
+            state.timers.takeDue(now: now, into: &due)
+            return state.timers.nextLatest()
         }
         guard !due.isEmpty else { return next }
         for fire in due { fire() }
-        // A timer may have set another one (a watchdog re-arming itself): it lowered the bound.
-        return state.withLock { state in
-            if state.timerBoundsStale { state.recomputeTimerBounds() }
-            return state.earliestLatest == .max ? nil : state.earliestLatest
-        }
+        due.removeAll(keepingCapacity: true)
+        // A timer may have set another one (a watchdog re-arming itself): include it.
+        return state.withLock { $0.timers.nextLatest() }
     }
 
     func withPacing<T>(_ body: (inout ReadPacing) -> T) -> T { state.withLock { body(&$0.pacing) } }
@@ -268,10 +208,13 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
         var allNonblocking = false
         var drain = [UInt8](repeating: 0, count: 64)
         var lastRead: UInt64 = 0
+        var reads: UInt64 = 0
+        var due: [@Sendable () -> Void] = []
+        due.reserveCapacity(16)
         while true {
             // Timers first: the jobs they resume run in this turn.
             let now = monotonicNanoseconds()
-            let nextTimer = fireTimers(now: now)
+            let nextTimer = fireTimers(now: now, due: &due)
             let (work, current, pace) = state.withLock { state -> ([Work], UInt64, UInt64) in
                 let work = state.queue
                 if work.isEmpty {
@@ -301,21 +244,29 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
             if ready == 0, paced, allNonblocking, work.isEmpty, resume <= nextTimer ?? .max {
                 // The paced interval is over and nothing else woke the loop: read at once.
                 lastRead = monotonicNanoseconds()
+                reads += 1
+                readNumber.store(reads, ordering: .relaxed)
                 for index in watched.indices {
                     let id = watched[index].id
                     guard state.withLock({ $0.registrations[id] != nil }) else { continue }
                     watched[index].handler()
                 }
+                readNumber.store(0, ordering: .relaxed)
             } else if ready > 0 {
                 if fds[0].revents != 0 { _ = Glibc.read(wakeRead, &drain, drain.count) }
                 let polled = paced ? 1 : fds.count
-                if polled > 1, fds[1...].contains(where: { $0.revents != 0 }) { lastRead = monotonicNanoseconds() }
+                if polled > 1, fds[1...].contains(where: { $0.revents != 0 }) {
+                    lastRead = monotonicNanoseconds()
+                    reads += 1
+                    readNumber.store(reads, ordering: .relaxed)
+                }
                 for index in 1..<polled where fds[index].revents != 0 {
                     let id = watched[index - 1].id
                     // A handler may unregister others (a transport closing): skip those.
                     guard state.withLock({ $0.registrations[id] != nil }) else { continue }
                     watched[index - 1].handler()
                 }
+                readNumber.store(0, ordering: .relaxed)
             }
             for item in work {
                 switch item {

@@ -68,6 +68,9 @@ final class DataPlanePacingTests: XCTestCase {
         loop.setReadInterval(seconds: 0.02)
         loop.pacedStream(+1)
         defer { loop.pacedStream(-1) }
+        // A read starts the first interval (an idle loop waits for the descriptor in poll).
+        var byte: UInt8 = 1
+        _ = write(writeEnd, &byte, 1)
         var empty = 0
         for await count in calls where count < 0 {
             empty += 1
