@@ -37,13 +37,8 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
     private struct Registration {
         var descriptor: Int32
         var handler: ReadableHandler
-    }
-
-    private struct Timer {
-        var deadline: UInt64
-        /// The latest the timer may fire: the loop sleeps no longer than this.
-        var latest: UInt64
-        var fire: @Sendable () -> Void
+        /// `O_NONBLOCK` when registered: its handler may be called when nothing is there.
+        var nonblocking: Bool
     }
 
     private struct State {
@@ -53,11 +48,7 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
         var nextRegistration: UInt64 = 0
         /// Bumped on every change of `registrations`, so the thread rebuilds its poll set.
         var generation: UInt64 = 0
-        var timers: [UInt64: Timer] = [:]
-        /// Alarms handed out and not yet over; `rung` holds those woken before their timer was set.
-        var liveAlarms: Set<UInt64> = []
-        var rung: Set<UInt64> = []
-        var nextAlarm: UInt64 = 0
+        var timers = LoopTimers()
         var pacing = ReadPacing()
     }
 
@@ -65,6 +56,7 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
     private let wakeRead: Int32
     private let wakeWrite: Int32
     private let thread = Atomic<UInt>(0)
+    private let readNumber = Atomic<UInt64>(0)
 
     /// Starts the loop's thread; it runs for the life of the process.
     public init() {
@@ -92,6 +84,11 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
     }
 
     public func isIsolatingCurrentContext() -> Bool? { inLoop }
+
+    /// Numbers the loop's reads of its transports while their handlers run (0 outside them).
+    /// What one read brings arrived together: a receiver that stamps arrivals reads the clock
+    /// once per read (`MetaWearBoard`), not once per notification.
+    public var currentRead: UInt64 { readNumber.load(ordering: .relaxed) }
 
     /// Whether the caller runs on the loop's thread.
     public var inLoop: Bool { pthread_self() == thread.load(ordering: .relaxed) }
@@ -121,11 +118,7 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
     }
 
     public func makeAlarm() -> Alarm {
-        state.withLock { state in
-            state.nextAlarm += 1
-            state.liveAlarms.insert(state.nextAlarm)
-            return Alarm(id: state.nextAlarm)
-        }
+        Alarm(id: state.withLock { $0.timers.makeAlarm() })
     }
 
     /// Calls `body` on the loop's thread once `seconds` have passed, or up to `tolerance` later
@@ -137,13 +130,8 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
     public func schedule(after seconds: Double, tolerance: Double, alarm: Alarm, _ body: @escaping @Sendable () -> Void) {
         let deadline = monotonicNanoseconds() + UInt64(max(0, min(seconds, 1e6)) * 1e9)
         let latest = deadline + UInt64(max(0, min(tolerance, 1e6)) * 1e9)
-        let armed = state.withLock { state -> Bool in
-            guard state.rung.remove(alarm.id) == nil, state.liveAlarms.contains(alarm.id) else {
-                state.liveAlarms.remove(alarm.id)
-                return false
-            }
-            state.timers[alarm.id] = Timer(deadline: deadline, latest: latest, fire: body)
-            return true
+        let armed = state.withLock { state in
+            state.timers.schedule(alarm.id, LoopTimers.Timer(deadline: deadline, latest: latest, fire: body))
         }
         if !armed {
             body()
@@ -155,47 +143,27 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
     /// Drops `alarm`'s timer without firing it (a request answered before its timeout). No
     /// wake-up: a loop that sleeps until the dropped deadline finds nothing due then.
     public func cancel(_ alarm: Alarm) {
-        state.withLock { state in
-            state.timers[alarm.id] = nil
-            state.liveAlarms.remove(alarm.id)
-            state.rung.remove(alarm.id)
-        }
+        state.withLock { $0.timers.cancel(alarm.id) }
     }
 
     /// Fires `alarm`'s timer now, on the caller's thread (or as soon as it is scheduled).
     public func ring(_ alarm: Alarm) {
-        let fire = state.withLock { state -> (@Sendable () -> Void)? in
-            if let timer = state.timers.removeValue(forKey: alarm.id) {
-                state.liveAlarms.remove(alarm.id)
-                return timer.fire
-            }
-            if state.liveAlarms.contains(alarm.id) { state.rung.insert(alarm.id) }
-            return nil
-        }
+        let fire = state.withLock { $0.timers.ring(alarm.id) }
         fire?()
     }
 
     /// Fires the timers that are due; returns when the next one must fire at the latest.
-    private func fireTimers(now: UInt64) -> UInt64? {
-        let (due, next) = state.withLock { state -> ([@Sendable () -> Void], UInt64?) in
-            guard !state.timers.isEmpty else { return ([], nil) }
-            var due: [@Sendable () -> Void] = []
-            var next: UInt64?
-            for (id, timer) in state.timers {
-                if timer.deadline <= now {
-                    due.append(timer.fire)
-                    state.timers[id] = nil
-                    state.liveAlarms.remove(id)
-                } else {
-                    next = min(next ?? .max, timer.latest)
-                }
-            }
-            return (due, next)
+    /// `due` is the thread's buffer for their bodies, reused from turn to turn.
+    private func fireTimers(now: UInt64, due: inout [@Sendable () -> Void]) -> UInt64? {
+        let next = state.withLock { state in
+            state.timers.takeDue(now: now, into: &due)
+            return state.timers.nextLatest()
         }
         guard !due.isEmpty else { return next }
         for fire in due { fire() }
+        due.removeAll(keepingCapacity: true)
         // A timer may have set another one (a watchdog re-arming itself): include it.
-        return state.withLock { state in state.timers.values.map(\.latest).min() }
+        return state.withLock { $0.timers.nextLatest() }
     }
 
     func withPacing<T>(_ body: (inout ReadPacing) -> T) -> T { state.withLock { body(&$0.pacing) } }
@@ -204,10 +172,16 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
 
     /// Calls `handler` on the loop's thread whenever `descriptor` is readable, until
     /// ``unregister(_:)``. The handler reads what is there; the descriptor stays the caller's.
+    ///
+    /// A descriptor that is `O_NONBLOCK` when registered is also read, without a poll, when a
+    /// paced interval ends (its handler then may find nothing): a paced wake-up is then one
+    /// `poll` that times out and the reads, not a second `poll` to learn what the read tells.
     public func register(_ descriptor: Int32, handler: @escaping ReadableHandler) -> UInt64 {
         let id = state.withLock { state -> UInt64 in
             state.nextRegistration += 1
-            state.registrations[state.nextRegistration] = Registration(descriptor: descriptor, handler: handler)
+            let flags = fcntl(descriptor, F_GETFL)
+            state.registrations[state.nextRegistration] = Registration(descriptor: descriptor, handler: handler,
+                                                                       nonblocking: flags >= 0 && flags & O_NONBLOCK != 0)
             state.generation += 1
             return state.nextRegistration
         }
@@ -231,12 +205,16 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
         var generation = UInt64.max
         var watched: [(id: UInt64, handler: ReadableHandler)] = []
         var fds: [pollfd] = []
+        var allNonblocking = false
         var drain = [UInt8](repeating: 0, count: 64)
         var lastRead: UInt64 = 0
+        var reads: UInt64 = 0
+        var due: [@Sendable () -> Void] = []
+        due.reserveCapacity(16)
         while true {
             // Timers first: the jobs they resume run in this turn.
             let now = monotonicNanoseconds()
-            let nextTimer = fireTimers(now: now)
+            let nextTimer = fireTimers(now: now, due: &due)
             let (work, current, pace) = state.withLock { state -> ([Work], UInt64, UInt64) in
                 let work = state.queue
                 if work.isEmpty {
@@ -252,6 +230,7 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
                 watched = registrations.sorted { $0.key < $1.key }.map { ($0.key, $0.value.handler) }
                 fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
                     + registrations.sorted { $0.key < $1.key }.map { pollfd(fd: $0.value.descriptor, events: Int16(POLLIN), revents: 0) }
+                allNonblocking = !registrations.isEmpty && registrations.values.allSatisfy(\.nonblocking)
             }
             // Paced: the transports are left unread until the interval since the last read is over
             // (the wake-up pipe is always watched).
@@ -262,16 +241,32 @@ public final class DataPlaneLoop: SerialExecutor, Sendable {
             let timeout: Int32 = !work.isEmpty ? 0 : wait.map { Int32(min(($0 + 999_999) / 1_000_000, 3_600_000)) } ?? -1
             let ready = poll(&fds, nfds_t(paced ? 1 : fds.count), timeout)
             if work.isEmpty { state.withLock { $0.sleeping = false } }
-            if ready > 0 {
+            if ready == 0, paced, allNonblocking, work.isEmpty, resume <= nextTimer ?? .max {
+                // The paced interval is over and nothing else woke the loop: read at once.
+                lastRead = monotonicNanoseconds()
+                reads += 1
+                readNumber.store(reads, ordering: .relaxed)
+                for index in watched.indices {
+                    let id = watched[index].id
+                    guard state.withLock({ $0.registrations[id] != nil }) else { continue }
+                    watched[index].handler()
+                }
+                readNumber.store(0, ordering: .relaxed)
+            } else if ready > 0 {
                 if fds[0].revents != 0 { _ = Glibc.read(wakeRead, &drain, drain.count) }
                 let polled = paced ? 1 : fds.count
-                if polled > 1, fds[1...].contains(where: { $0.revents != 0 }) { lastRead = monotonicNanoseconds() }
+                if polled > 1, fds[1...].contains(where: { $0.revents != 0 }) {
+                    lastRead = monotonicNanoseconds()
+                    reads += 1
+                    readNumber.store(reads, ordering: .relaxed)
+                }
                 for index in 1..<polled where fds[index].revents != 0 {
                     let id = watched[index - 1].id
                     // A handler may unregister others (a transport closing): skip those.
                     guard state.withLock({ $0.registrations[id] != nil }) else { continue }
                     watched[index - 1].handler()
                 }
+                readNumber.store(0, ordering: .relaxed)
             }
             for item in work {
                 switch item {

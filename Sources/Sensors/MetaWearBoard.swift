@@ -98,6 +98,9 @@ public actor MetaWearBoard {
     /// The reset times of power cycles already placed (by an earlier link or run), by `reset_uid`.
     private let knownResetTimes: [UInt8: Double]
     private var ticks = TickUnwrapper()
+    /// The loop's read whose arrival time ``arrival(_:)`` holds, and that time.
+    private var arrivalRead: UInt64 = 0
+    private var readArrival = 0.0
     private var nextWaiterID = 0
     var closed = false
     /// The log download in progress, fed by `0b 07`, `0b 08` and `0b 0d` notifications.
@@ -145,7 +148,7 @@ public actor MetaWearBoard {
         if !subscribed {
             subscribed = true
             let now = self.now
-            let handle = loop.entry(into: MetaWearBoard.self) { board, bytes in board.handle(bytes, arrival: now()) }
+            let handle = loop.entry(into: MetaWearBoard.self) { board, bytes in board.handle(bytes, arrival: board.arrival(now)) }
             // The link holds these callbacks, and with them the board, until it goes down (its
             // owner ends it after closing the board). Not weak: a weakly referenced object gets a
             // side table, which makes every retain and release of it slower, and the board is
@@ -356,6 +359,17 @@ public actor MetaWearBoard {
         download?.fail(BoardError.linkClosed)
         for (_, waiter) in waiters { waiter.continuation.resume(throwing: BoardError.linkClosed) }
         waiters = [:]
+    }
+
+    /// When the notification being handled arrived: the clock is read at this board's first
+    /// notification of each of the loop's reads and kept for the rest of that read, which arrived
+    /// with it (a clock read per notification is a few percent of the data plane's time).
+    /// Outside a read of the loop (a transport that delivers on its own), the clock is read.
+    func arrival(_ now: () -> Double) -> Double {
+        let read = loop.currentRead
+        guard read != 0 else { return now() }
+        if read != arrivalRead { (arrivalRead, readArrival) = (read, now()) }
+        return readArrival
     }
 
     /// One notification, as the host read it (the slice is valid during this call only).

@@ -81,6 +81,12 @@ public actor SensorSupervisor {
     private var pacingStarted = false
     /// The streaming watch's timer; `linkWentDown` rings it.
     private var watchAlarm: DataPlaneLoop.Alarm?
+    /// The watch's check, made once per wait and scheduled again at every re-arm (a check that
+    /// finds data re-arms about once a second per sensor): no closure per re-arm, and no
+    /// `assumeIsolated` lookup of the executor per firing. Holds the supervisor until the wait ends.
+    private var watchCheck: (@Sendable () -> Void)?
+    private var watchSilence = 0.0
+    private var watchNextBattery = 0.0
     /// The watching task, asleep until its check has something to do.
     private var watchWaiter: CheckedContinuation<Void, Never>?
     private var connectedOnce = false
@@ -327,7 +333,10 @@ public actor SensorSupervisor {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 watchWaiter = continuation
-                armWatch(silence: silence, nextBattery: nextBattery)
+                (watchSilence, watchNextBattery) = (silence, nextBattery)
+                let check = loop.entry(into: SensorSupervisor.self) { (supervisor: isolated SensorSupervisor, _: Void) in supervisor.checkWatch() }
+                watchCheck = { check(self, ()) }
+                armWatch(at: now())
             }
         } onCancel: { [loop] in
             loop.execute { self.assumeIsolated { $0.endWatchWait() } }
@@ -336,25 +345,30 @@ public actor SensorSupervisor {
 
     /// Late by up to a quarter of the silence allowance, so that the timer fires at a wake-up the
     /// loop makes for the notifications anyway; just past the deadline, so that `watch` sees it passed.
-    private func armWatch(silence: Double, nextBattery: Double) {
+    private func armWatch(at time: Double) {
+        guard let watchCheck else { return }
         let alarm = loop.makeAlarm()
         watchAlarm = alarm
-        let due = min((lastDataArrival ?? now()) + silence, nextBattery)
-        loop.schedule(after: due - now() + 0.001, tolerance: silence / 4, alarm: alarm) {
-            self.assumeIsolated { supervisor in
-                guard supervisor.watchAlarm == alarm, supervisor.watchWaiter != nil else { return }
-                supervisor.watchAlarm = nil
-                let time = supervisor.now()
-                if supervisor.linkDown == nil, time < min((supervisor.lastDataArrival ?? time) + silence, nextBattery) {
-                    supervisor.armWatch(silence: silence, nextBattery: nextBattery)
-                } else {
-                    supervisor.endWatchWait()
-                }
-            }
+        let due = min((lastDataArrival ?? time) + watchSilence, watchNextBattery)
+        loop.schedule(after: due - time + 0.001, tolerance: watchSilence / 4, alarm: alarm, watchCheck)
+    }
+
+    private func checkWatch() {
+        guard watchAlarm != nil, watchWaiter != nil else { return }
+        watchAlarm = nil
+        let time = now()
+        if linkDown == nil, time < min((lastDataArrival ?? time) + watchSilence, watchNextBattery) {
+            armWatch(at: time)
+        } else {
+            endWatchWait()
         }
     }
 
     private func endWatchWait() {
+        // A timer still set (the wait was cancelled) must not check a later wait.
+        if let watchAlarm { loop.cancel(watchAlarm) }
+        watchAlarm = nil
+        watchCheck = nil
         watchWaiter?.resume()
         watchWaiter = nil
     }

@@ -49,4 +49,62 @@ final class DataPlanePacingTests: XCTestCase {
         loop.pacedStream(-1)
         XCTAssertEqual(loop.readInterval, 0)
     }
+
+    /// A non-blocking descriptor is read when a paced interval ends, without a poll first: its
+    /// handler runs at the end of every interval, also when nothing is there.
+    func testANonblockingDescriptorIsReadAtTheEndOfEachIntervalWithoutData() async throws {
+        let loop = DataPlaneLoop()
+        var fds: [Int32] = [-1, -1]
+        XCTAssertEqual(pipe(&fds), 0)
+        let (readEnd, writeEnd) = (fds[0], fds[1])
+        defer { close(readEnd); close(writeEnd) }
+        _ = fcntl(readEnd, F_SETFL, O_NONBLOCK)
+        let (calls, calling) = AsyncStream.makeStream(of: Int.self)
+        let id = loop.register(readEnd) {
+            var buffer = [UInt8](repeating: 0, count: 64)
+            calling.yield(read(readEnd, &buffer, buffer.count))
+        }
+        defer { loop.unregister(id) }
+        loop.setReadInterval(seconds: 0.02)
+        loop.pacedStream(+1)
+        defer { loop.pacedStream(-1) }
+        // A read starts the first interval (an idle loop waits for the descriptor in poll).
+        var byte: UInt8 = 1
+        _ = write(writeEnd, &byte, 1)
+        var empty = 0
+        for await count in calls where count < 0 {
+            empty += 1
+            if empty == 3 { break }
+        }
+        XCTAssertEqual(empty, 3, "an interval's end reads the descriptor though nothing was written")
+    }
+
+    /// A blocking descriptor is read only when poll finds it readable, paced or not: a read
+    /// there would block the loop.
+    func testABlockingDescriptorIsReadOnlyWhenReadable() async throws {
+        let loop = DataPlaneLoop()
+        var fds: [Int32] = [-1, -1]
+        XCTAssertEqual(pipe(&fds), 0)
+        let (readEnd, writeEnd) = (fds[0], fds[1])
+        defer { close(readEnd); close(writeEnd) }
+        let (reads, reading) = AsyncStream.makeStream(of: Bool.self)
+        let id = loop.register(readEnd) {
+            var probe = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
+            let readable = poll(&probe, 1, 0) == 1
+            var buffer = [UInt8](repeating: 0, count: 64)
+            if readable { _ = read(readEnd, &buffer, buffer.count) }
+            reading.yield(readable)
+        }
+        defer { loop.unregister(id) }
+        loop.setReadInterval(seconds: 0.02)
+        loop.pacedStream(+1)
+        defer { loop.pacedStream(-1) }
+        var iterator = reads.makeAsyncIterator()
+        for _ in 0..<3 {
+            var byte: UInt8 = 1
+            _ = write(writeEnd, &byte, 1)
+            let readable = await iterator.next()
+            XCTAssertEqual(readable, true, "the handler runs only when there is something to read")
+        }
+    }
 }

@@ -64,6 +64,27 @@ final class DataPlaneTimerTests: XCTestCase {
         XCTAssertEqual(count.withLock { $0 }, 0, "neither its deadline nor a late ring fires a cancelled timer")
     }
 
+    /// The loop keeps the earliest deadline rather than scanning its timers every turn: removing
+    /// the earliest (cancelled, rung) must not lose the ones after it, nor fire the removed one.
+    func testTimersAfterARemovedEarliestOneStillFire() async {
+        let loop = DataPlaneLoop()
+        let fired = Mutex<[String]>([])
+        let (done, finishing) = AsyncStream.makeStream(of: Void.self)
+        let record: @Sendable (String) -> Void = { name in
+            // Three timers may fire: the test ends at the third, whichever it is.
+            if fired.withLock({ $0.append(name); return $0.count }) == 3 { finishing.finish() }
+        }
+        let cancelled = loop.makeAlarm(), rung = loop.makeAlarm()
+        loop.schedule(after: 0.01, tolerance: 0, alarm: cancelled) { record("cancelled") }
+        loop.schedule(after: 0.02, tolerance: 0, alarm: rung) { record("rung") }
+        loop.schedule(after: 0.05, tolerance: 0, alarm: loop.makeAlarm()) { record("third") }
+        loop.schedule(after: 0.08, tolerance: 0, alarm: loop.makeAlarm()) { record("last") }
+        loop.cancel(cancelled)
+        loop.ring(rung)
+        for await _ in done {}
+        XCTAssertEqual(Set(fired.withLock { $0 }), ["rung", "third", "last"])
+    }
+
     func testATimerSetByATimerFiresOnAnIdleLoop() async {
         let (fired, firing) = AsyncStream.makeStream(of: Void.self)
         let loop = self.loop

@@ -32,6 +32,10 @@ final class FileDescriptorTransport: HCITransport {
     private let logger: Logger
 
     init(descriptor: Int32, name: String, loop: DataPlaneLoop, logger: Logger) {
+        // Non-blocking, so that the loop may read it when a paced interval ends without polling
+        // first (a read that finds nothing returns EAGAIN); a write to a full buffer waits in `send`.
+        let flags = fcntl(descriptor, F_GETFL)
+        if flags >= 0 { _ = fcntl(descriptor, F_SETFL, flags | O_NONBLOCK) }
         self.descriptor = descriptor
         self.name = name
         self.loop = loop

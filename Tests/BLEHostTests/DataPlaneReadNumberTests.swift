@@ -1,0 +1,40 @@
+import BLEHost
+import Glibc
+import XCTest
+
+/// `DataPlaneLoop.currentRead`: what lets a receiver read the clock once per read of the
+/// transport. It is the same for everything one read delivers, another for the next read, and
+/// 0 outside a read (a job, a timer), where a receiver reads the clock itself.
+final class DataPlaneReadNumberTests: XCTestCase {
+    func testEachReadHasItsOwnNumberAndNothingElseHasOne() async throws {
+        let loop = DataPlaneLoop()
+        var fds: [Int32] = [-1, -1]
+        XCTAssertEqual(pipe(&fds), 0)
+        let (readEnd, writeEnd) = (fds[0], fds[1])
+        defer { close(readEnd); close(writeEnd) }
+        _ = fcntl(readEnd, F_SETFL, O_NONBLOCK)
+        let (reads, reading) = AsyncStream.makeStream(of: (UInt64, UInt64).self)
+        let id = loop.register(readEnd) {
+            var buffer = [UInt8](repeating: 0, count: 64)
+            let before = loop.currentRead
+            if read(readEnd, &buffer, buffer.count) > 0 { reading.yield((before, loop.currentRead)) }
+        }
+        defer { loop.unregister(id) }
+        var iterator = reads.makeAsyncIterator()
+        var numbers: [UInt64] = []
+        for _ in 0..<2 {
+            var byte: UInt8 = 1
+            _ = write(writeEnd, &byte, 1)
+            let next = await iterator.next()
+            let (before, after) = try XCTUnwrap(next)
+            XCTAssertNotEqual(before, 0, "a handler runs inside a numbered read")
+            XCTAssertEqual(before, after, "one read keeps its number while its handler runs")
+            numbers.append(before)
+        }
+        XCTAssertNotEqual(numbers[0], numbers[1], "the next read has another number")
+        let outside = await withCheckedContinuation { continuation in
+            loop.execute { continuation.resume(returning: loop.currentRead) }
+        }
+        XCTAssertEqual(outside, 0, "a job runs outside any read")
+    }
+}
