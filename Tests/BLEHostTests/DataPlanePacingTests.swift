@@ -8,22 +8,16 @@ import XCTest
 final class DataPlanePacingTests: XCTestCase {
     func testReadsAreBatchedWhilePacedAndPromptWhileHeld() async throws {
         let loop = DataPlaneLoop()
-        var fds: [Int32] = [-1, -1]
-        XCTAssertEqual(pipe(&fds), 0)
-        let (readEnd, writeEnd) = (fds[0], fds[1])
-        defer { close(readEnd); close(writeEnd) }
-        _ = fcntl(readEnd, F_SETFL, O_NONBLOCK)
+        let pipe = TestPipe()
         let counts = Mutex((reads: 0, bytes: 0))
-        let id = loop.register(readEnd) {
-            var buffer = [UInt8](repeating: 0, count: 64)
-            let n = read(readEnd, &buffer, buffer.count)
+        let id = loop.register(pipe.readEnd) {
+            let n = pipe.receive()
             if n > 0 { counts.withLock { $0 = ($0.reads + 1, $0.bytes + n) } }
         }
         defer { loop.unregister(id) }
         func send(_ count: Int) async throws {
             for _ in 0..<count {
-                var byte: UInt8 = 1
-                _ = write(writeEnd, &byte, 1)
+                pipe.send()
                 try await Task.sleep(for: .milliseconds(20))
             }
         }
@@ -54,23 +48,15 @@ final class DataPlanePacingTests: XCTestCase {
     /// handler runs at the end of every interval, also when nothing is there.
     func testANonblockingDescriptorIsReadAtTheEndOfEachIntervalWithoutData() async throws {
         let loop = DataPlaneLoop()
-        var fds: [Int32] = [-1, -1]
-        XCTAssertEqual(pipe(&fds), 0)
-        let (readEnd, writeEnd) = (fds[0], fds[1])
-        defer { close(readEnd); close(writeEnd) }
-        _ = fcntl(readEnd, F_SETFL, O_NONBLOCK)
+        let pipe = TestPipe()
         let (calls, calling) = AsyncStream.makeStream(of: Int.self)
-        let id = loop.register(readEnd) {
-            var buffer = [UInt8](repeating: 0, count: 64)
-            calling.yield(read(readEnd, &buffer, buffer.count))
-        }
+        let id = loop.register(pipe.readEnd) { calling.yield(pipe.receive()) }
         defer { loop.unregister(id) }
         loop.setReadInterval(seconds: 0.02)
         loop.pacedStream(+1)
         defer { loop.pacedStream(-1) }
         // A read starts the first interval (an idle loop waits for the descriptor in poll).
-        var byte: UInt8 = 1
-        _ = write(writeEnd, &byte, 1)
+        pipe.send()
         var empty = 0
         for await count in calls where count < 0 {
             empty += 1
@@ -83,16 +69,12 @@ final class DataPlanePacingTests: XCTestCase {
     /// there would block the loop.
     func testABlockingDescriptorIsReadOnlyWhenReadable() async throws {
         let loop = DataPlaneLoop()
-        var fds: [Int32] = [-1, -1]
-        XCTAssertEqual(pipe(&fds), 0)
-        let (readEnd, writeEnd) = (fds[0], fds[1])
-        defer { close(readEnd); close(writeEnd) }
+        let pipe = TestPipe(nonblocking: false)
         let (reads, reading) = AsyncStream.makeStream(of: Bool.self)
-        let id = loop.register(readEnd) {
-            var probe = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
+        let id = loop.register(pipe.readEnd) {
+            var probe = pollfd(fd: pipe.readEnd, events: Int16(POLLIN), revents: 0)
             let readable = poll(&probe, 1, 0) == 1
-            var buffer = [UInt8](repeating: 0, count: 64)
-            if readable { _ = read(readEnd, &buffer, buffer.count) }
+            if readable { _ = pipe.receive() }
             reading.yield(readable)
         }
         defer { loop.unregister(id) }
@@ -101,8 +83,7 @@ final class DataPlanePacingTests: XCTestCase {
         defer { loop.pacedStream(-1) }
         var iterator = reads.makeAsyncIterator()
         for _ in 0..<3 {
-            var byte: UInt8 = 1
-            _ = write(writeEnd, &byte, 1)
+            pipe.send()
             let readable = await iterator.next()
             XCTAssertEqual(readable, true, "the handler runs only when there is something to read")
         }

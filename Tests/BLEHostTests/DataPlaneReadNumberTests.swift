@@ -8,23 +8,17 @@ import XCTest
 final class DataPlaneReadNumberTests: XCTestCase {
     func testEachReadHasItsOwnNumberAndNothingElseHasOne() async throws {
         let loop = DataPlaneLoop()
-        var fds: [Int32] = [-1, -1]
-        XCTAssertEqual(pipe(&fds), 0)
-        let (readEnd, writeEnd) = (fds[0], fds[1])
-        defer { close(readEnd); close(writeEnd) }
-        _ = fcntl(readEnd, F_SETFL, O_NONBLOCK)
+        let pipe = TestPipe()
         let (reads, reading) = AsyncStream.makeStream(of: (UInt64, UInt64).self)
-        let id = loop.register(readEnd) {
-            var buffer = [UInt8](repeating: 0, count: 64)
+        let id = loop.register(pipe.readEnd) {
             let before = loop.currentRead
-            if read(readEnd, &buffer, buffer.count) > 0 { reading.yield((before, loop.currentRead)) }
+            if pipe.receive() > 0 { reading.yield((before, loop.currentRead)) }
         }
         defer { loop.unregister(id) }
         var iterator = reads.makeAsyncIterator()
         var numbers: [UInt64] = []
         for _ in 0..<2 {
-            var byte: UInt8 = 1
-            _ = write(writeEnd, &byte, 1)
+            pipe.send()
             let next = await iterator.next()
             let (before, after) = try XCTUnwrap(next)
             XCTAssertNotEqual(before, 0, "a handler runs inside a numbered read")
