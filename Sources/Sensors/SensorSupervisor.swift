@@ -94,6 +94,16 @@ public actor SensorSupervisor {
     private var boardClock: BoardClock?
     /// Host time (s) of tick 0 of each of the board's power cycles seen: what places log entries in time.
     private var resetTimes: [UInt8: Double] = [:]
+    /// Where the gyro stream of a session an earlier run of the gateway left open goes on (backfill
+    /// only), until the first plan; and the board's samples that came before it, stale from its
+    /// stream of that run.
+    private var continuation: (nextIndex: Int64, lastMs: Double)?
+    private var staleBeforePlan: [(samples: RawTriples, arrival: Double)] = []
+    /// Whether the gyro tracker released samples since the streams (re)started, and who waits for it.
+    private var releasedSinceRestart = false
+    private var releaseWaiter: CheckedContinuation<Void, Never>?
+    /// The last sample's time (epoch ms) when this connection began: a backfill keeps what came after.
+    private var lastSampleBeforeConnect: Double?
     /// When the last link went down (host seconds).
     private var linkDownAt: Double?
     /// The last backfill stored what the log held: older entries may go (a failed one keeps them).
@@ -150,6 +160,7 @@ public actor SensorSupervisor {
         if settings.board.backfill != nil, resetTimes.isEmpty {
             // Log entries of a power cycle this process never saw are placed through the time saved then.
             resetTimes = (try? await engine.store.boardResetTimes(device: address)) ?? [:]
+            continuation = await engine.continuation(device: identity.device, stream: .gyro)
         }
         var attempt = 0
         while !Task.isCancelled {
@@ -184,6 +195,7 @@ public actor SensorSupervisor {
             return false
         }
         if connectedOnce { current.reconnects += 1 }
+        lastSampleBeforeConnect = current.lastSampleMs ?? continuation?.lastMs
         connectedOnce = true
         linkDown = nil
         let loop = self.loop
@@ -394,16 +406,22 @@ public actor SensorSupervisor {
     private func backfill(from board: MetaWearBoard) async {
         guard let plan else { return }
         logTrimmable = false
-        await drainFeed()  // the gaps of this reconnect are in the engine
-        // Only samples that can fill a gap are kept from the download (a second of margin).
-        let gaps = ((try? await engine.fillableGaps(device: identity.device, stream: .gyro)) ?? []).map { ($0.fromMs - 1000)...($0.toMs + 1000) }
+        await drainFeed()
+        // Only samples that can fill a gap are kept from the download: those after the start of the
+        // oldest gap known, or after the last sample before this connection (its gap may become
+        // known only with the new stream's first samples: after a reset there is no stale one).
+        let known = (try? await engine.fillableGaps(device: identity.device, stream: .gyro)) ?? []
+        let starts = known.map(\.fromMs) + [lastSampleBeforeConnect].compactMap { $0 }
+        let since = (starts.min() ?? .infinity) - 1000
         let resetTimes = self.resetTimes
+        // Every entry was logged before its download: each is placed in the last lap of the tick
+        // that is not later (a second's margin for the reading's latency).
+        let notAfter = now() + 1
         let download: LogDownload
         do {
             guard let downloaded = try await board.downloadLog(keep: { logged in
                 guard let reset = resetTimes[logged.resetUID] else { return false }
-                let ms = Self.logTime(logged, reset: reset) * 1000
-                return gaps.contains { $0.contains(ms) }
+                return Self.logTime(logged, reset: reset, notAfter: notAfter) * 1000 >= since
             }) else { return }
             download = downloaded
         } catch {
@@ -411,12 +429,17 @@ public actor SensorSupervisor {
             return
         }
         current.logEntries = Int64(download.entries)
+        await firstRelease(within: settings.warmUp.seconds + settings.gapConfirmation.seconds + 2)
+        await drainFeed()  // the gap of this reconnect is in the engine
+        let gaps = ((try? await engine.fillableGaps(device: identity.device, stream: .gyro)) ?? []).map { ($0.fromMs - 1000)...($0.toMs + 1000) }
         var samples: [StoredSample] = []
         samples.reserveCapacity(download.samples.count)
         for logged in download.samples {
             guard let reset = resetTimes[logged.resetUID] else { continue }
+            let ms = Self.logTime(logged, reset: reset, notAfter: notAfter) * 1000
+            guard gaps.contains(where: { $0.contains(ms) }) else { continue }
             let value = plan.gyro.decoder.scaleFloat(logged.triple)
-            samples.append(StoredSample(timestampMs: Self.logTime(logged, reset: reset) * 1000, x: value.x, y: value.y, z: value.z))
+            samples.append(StoredSample(timestampMs: ms, x: value.x, y: value.y, z: value.z))
         }
         samples.sort { $0.timestampMs < $1.timestampMs }
         do {
@@ -435,10 +458,37 @@ public actor SensorSupervisor {
         }
     }
 
-    /// A logged sample's host time (s): its power cycle's reset time plus its tick, half a tick
-    /// later on average since a tick counts whole ticks.
-    static func logTime(_ logged: LogReassembler.Sample, reset: Double) -> Double {
-        reset + (Double(logged.tick) + 0.5) * Logging.tickMilliseconds / 1000
+    /// Returns once the gyro tracker has released samples of the stream started last (then the gap
+    /// before them is on its way to the engine), or after `seconds`.
+    private func firstRelease(within seconds: Double) async {
+        guard !releasedSinceRestart else { return }
+        let alarm = loop.makeAlarm()
+        await withCheckedContinuation { continuation in
+            releaseWaiter = continuation
+            loop.schedule(after: seconds, tolerance: 0.1, alarm: alarm) {
+                self.assumeIsolated { $0.endReleaseWait() }
+            }
+        }
+        loop.cancel(alarm)
+    }
+
+    private func endReleaseWait() {
+        releaseWaiter?.resume()
+        releaseWaiter = nil
+    }
+
+    /// A logged sample's host time (s): its power cycle's reference plus its tick, half a tick
+    /// later on average since a tick counts whole ticks, in the lap of the u32 tick that puts it
+    /// last but not after `notAfter`.
+    ///
+    /// `reset` is tick 0 of the lap in which the reference was read (``BoardClock``); entries
+    /// logged after a wrap have small ticks again, entries from before it large ones. Reading a
+    /// decreasing tick within one `reset_uid` as a wrap (as MbientLab's Android SDK does) gives
+    /// the same laps for entries less than a lap (72.8 days) old, without state across entries,
+    /// and holds for a power cycle that wrapped after its reference was read and then reset.
+    static func logTime(_ logged: LogReassembler.Sample, reset: Double, notAfter: Double) -> Double {
+        let time = reset + (Double(logged.tick) + 0.5) * Logging.tickMilliseconds / 1000
+        return time + ((notAfter - time) / Logging.tickLapSeconds).rounded(.down) * Logging.tickLapSeconds
     }
 
     // MARK: - Events
@@ -448,7 +498,11 @@ public actor SensorSupervisor {
         case .samples(let module, let raw, let arrival):
             // Stale data before any plan: dropped. (Tested through `shapes`, set with the plan:
             // `plan != nil` copies the plan.)
-            guard shapes.gyro != nil else { return }
+            guard shapes.gyro != nil else {
+                // Kept when they continue a session of an earlier run: they tell where it went on.
+                if continuation != nil, module == .gyro, staleBeforePlan.count < 100_000 { staleBeforePlan.append((raw, arrival)) }
+                return
+            }
             let stream = module == .gyro ? shapes.gyro : shapes.accelerometer
             // Pushed in place: a copy of the tracker would copy its buffers on every notification.
             let pushed: Void? = trackers.update(module) { tracker in
@@ -495,12 +549,15 @@ public actor SensorSupervisor {
     /// board produced and never delivered (or starts new trackers).
     private func restartStreams(_ plan: StreamingPlan, _ restart: StreamRestart) {
         flushTrackers()
+        releasedSinceRestart = false
         self.plan = plan
         let end = restart.end
         for stream in [plan.gyro] + (plan.accelerometer.map { [$0] } ?? []) {
             if var tracker = trackers[stream.module], tracker.odrHz == stream.odrHz {
                 tracker.restart(end: end, reason: pendingGapReason ?? "reinitialised")
                 trackers[stream.module] = tracker
+            } else if stream.module == .gyro, let resume = continuation {
+                trackers[stream.module] = continued(stream, resume, end)
             } else {
                 trackers[stream.module] = StreamTracker(odrHz: stream.odrHz, decoder: stream.decoder,
                                                         confirmationWindow: settings.gapConfirmation.seconds,
@@ -509,6 +566,35 @@ public actor SensorSupervisor {
             }
         }
         pendingGapReason = nil
+    }
+
+    /// The gyro tracker of a session an earlier run left open: its index goes on after the last
+    /// stored sample. The board streamed on meanwhile; with board time, the stale samples of that
+    /// stream (kept before the plan) say exactly how many it produced in between, which are then
+    /// missing until the backfill fills them from the log; without, the stop time says it, ±1.
+    private func continued(_ stream: StreamingPlan.Stream, _ resume: (nextIndex: Int64, lastMs: Double), _ end: StreamEnd) -> StreamTracker {
+        continuation = nil
+        let stale = staleBeforePlan
+        staleBeforePlan = []
+        var tracker = StreamTracker(odrHz: stream.odrHz, decoder: stream.decoder, confirmationWindow: settings.gapConfirmation.seconds,
+                                    warmUpWindow: settings.warmUp.seconds,
+                                    stampResolution: stream.boardTime ? Logging.tickMilliseconds / 1000 : 0)
+        let reason = "gateway restarted"
+        let last = resume.lastMs / 1000
+        guard stream.boardTime, end == .delivered, let first = stale.first else {
+            tracker.resume(at: resume.nextIndex, lastStamp: last, reason: reason)
+            tracker.restart(end: end, reason: reason)
+            return tracker
+        }
+        let firstDue = first.arrival - Double(first.samples.count - 1) / stream.odrHz
+        let missing = max(0, Int64(((firstDue - last) * stream.odrHz).rounded()) - 1)
+        tracker.resume(at: resume.nextIndex + missing, lastStamp: nil, reason: reason)
+        let shape = shapes.gyro
+        for (samples, arrival) in stale { tracker.push(samples, arrival: arrival) { enqueue(.gyro, shape, $0) } }
+        tracker.flush { enqueue(.gyro, shape, $0) }
+        tracker.restart(end: .delivered, reason: reason)
+        logger.notice("continuing the session of an earlier run", metadata: ["index": "\(resume.nextIndex)", "missing": "\(missing)"])
+        return tracker
     }
 
     private func enqueue(_ module: MetaWearModuleID, _ stream: FeedShape?, _ batch: StreamTracker.Batch) {
@@ -524,6 +610,10 @@ public actor SensorSupervisor {
             return StoredSample(timestampMs: sample.time * 1000, x: Float(sample.x), y: Float(sample.y), z: Float(sample.z))
         }
         current.lastSampleMs = last.time * 1000
+        if module == .gyro, !releasedSinceRestart {
+            releasedSinceRestart = true
+            endReleaseWait()
+        }
     }
 
     private func flushTrackers() {
