@@ -106,6 +106,7 @@ extension CaptureRules {
                   idleTimeoutMs: Double(configuration.sessions.idleTimeoutSeconds) * 1000,
                   maxDurationMs: Double(configuration.sessions.maxDurationMinutes) * 60_000,
                   retainChunks: configuration.mqtt.retainChunks)
+        newChunkAtGap = Set(configuration.sensors.filter { $0.backfill != nil }.map { $0.address.uppercased() })
     }
 }
 
