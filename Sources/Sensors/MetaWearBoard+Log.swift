@@ -42,7 +42,7 @@ struct LogDownloadState {
 /// start of streaming. The reset sequence of an initialisation removes the loggers but not their
 /// entries (flash keeps them until `0b 09`), so once streaming has started again, with the gap of
 /// the interruption recorded, every entry is downloaded (section 9.4: each page confirmed on
-/// revision 2 boards). The supervisor stores what falls into gaps and only then removes the
+/// revision 2 boards; on revision 3 the RAM page flushed first, with logging stopped for it). The supervisor stores what falls into gaps and only then removes the
 /// downloaded entries from the board (``removeLogEntries(_:)``): a download cut short, or a gateway
 /// killed before its commit, leaves them for the next one.
 extension MetaWearBoard {
