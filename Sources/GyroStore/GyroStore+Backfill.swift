@@ -62,8 +62,8 @@ extension GyroStore {
         device: String, stream: String, samples: [StoredSample], chunkSize: Int = .max,
         sessionDocuments: @escaping @Sendable (SessionRecord) -> [DocumentWrite],
         chunkDocument: @escaping @Sendable (ChunkRecord, SessionRecord, [UInt8], [StoredSample]) -> [UInt8]?,
-        newChunk: @escaping @Sendable () -> String = { "" },
-        newChunkDocument: @escaping @Sendable (ChunkRecord, SessionRecord, [StoredSample]) -> [UInt8] = { _, _, _ in [] }
+        newChunk: @escaping @Sendable () -> String,
+        newChunkDocument: @escaping @Sendable (ChunkRecord, SessionRecord, [StoredSample]) -> [UInt8]
     ) async throws(StoreError) -> BackfillReport {
         guard let firstMs = samples.first?.timestampMs, let lastMs = samples.last?.timestampMs else { return BackfillReport() }
         do {

@@ -98,6 +98,7 @@ public actor SensorSupervisor {
     /// only), until the first plan; and the board's samples that came before it, stale from its
     /// stream of that run.
     private var continuation: (nextIndex: Int64, lastMs: Double)?
+    private var accelerometerContinuation: (nextIndex: Int64, lastMs: Double)?
     private var staleBeforePlan: [(samples: RawTriples, arrival: Double)] = []
     /// Whether the gyro tracker released samples since the streams (re)started, and who waits for it.
     var releasedSinceRestart = false
@@ -161,6 +162,7 @@ public actor SensorSupervisor {
             // Log entries of a power cycle this process never saw are placed through the time saved then.
             resetTimes = (try? await engine.store.boardResetTimes(device: address)) ?? [:]
             continuation = await engine.continuation(device: identity.device, stream: .gyro)
+            accelerometerContinuation = await engine.continuation(device: identity.device, stream: .accelerometer)
         }
         var attempt = 0
         while !Task.isCancelled {
@@ -463,8 +465,8 @@ public actor SensorSupervisor {
             if var tracker = trackers[stream.module], tracker.odrHz == stream.odrHz {
                 tracker.restart(end: end, reason: pendingGapReason ?? "reinitialised")
                 trackers[stream.module] = tracker
-            } else if stream.module == .gyro, let resume = continuation {
-                trackers[stream.module] = continued(stream, resume, end)
+            } else if let resume = stream.module == .gyro ? continuation : accelerometerContinuation {
+                trackers[stream.module] = continued(stream, resume, restart)
             } else {
                 trackers[stream.module] = StreamTracker(odrHz: stream.odrHz, decoder: stream.decoder,
                                                         confirmationWindow: settings.gapConfirmation.seconds,
@@ -475,22 +477,28 @@ public actor SensorSupervisor {
         pendingGapReason = nil
     }
 
-    /// The gyro tracker of a session an earlier run left open: its index goes on after the last
-    /// stored sample. The board streamed on meanwhile; with board time, the stale samples of that
-    /// stream (kept before the plan) say exactly how many it produced in between, which are then
-    /// missing until the backfill fills them from the log; without, the stop time says it, ±1.
-    private func continued(_ stream: StreamingPlan.Stream, _ resume: (nextIndex: Int64, lastMs: Double), _ end: StreamEnd) -> StreamTracker {
-        continuation = nil
-        let stale = staleBeforePlan
-        staleBeforePlan = []
+    /// The tracker of a stream of a session an earlier run left open: its index goes on after the
+    /// last stored sample. The board streamed on meanwhile; with board time, the stale gyro samples
+    /// (kept before the plan) say exactly how many it produced in between, which are then missing
+    /// until the backfill fills them from the log; otherwise the stop time says it, ±1.
+    private func continued(_ stream: StreamingPlan.Stream, _ resume: (nextIndex: Int64, lastMs: Double), _ restart: StreamRestart) -> StreamTracker {
+        var stale: [(samples: RawTriples, arrival: Double)] = []
+        if stream.module == .gyro {
+            continuation = nil
+            stale = staleBeforePlan
+            staleBeforePlan = []
+        } else {
+            accelerometerContinuation = nil
+        }
         var tracker = StreamTracker(odrHz: stream.odrHz, decoder: stream.decoder, confirmationWindow: settings.gapConfirmation.seconds,
                                     warmUpWindow: settings.warmUp.seconds,
                                     stampResolution: stream.boardTime ? Logging.tickMilliseconds / 1000 : 0)
         let reason = "gateway restarted"
         let last = resume.lastMs / 1000
-        guard stream.boardTime, end == .delivered, let first = stale.first else {
+        guard stream.boardTime, restart.staleDelivered, let first = stale.first else {
+            // Stale samples reached no tracker: the stream ran at most until the stop.
             tracker.resume(at: resume.nextIndex, lastStamp: last, reason: reason)
-            tracker.restart(end: end, reason: reason)
+            tracker.restart(end: .stopped(at: restart.stopTime), reason: reason)
             return tracker
         }
         let firstDue = first.arrival - Double(first.samples.count - 1) / stream.odrHz
