@@ -37,8 +37,11 @@ extension CaptureEngine {
         try await commitLocked()
         let renderer = self.renderer
         let report = try await store.backfill(
-            device: device, stream: stream.rawValue, samples: samples, sessionDocuments: { renderer.sessionDocuments($0) },
-            chunkDocument: { chunk, session, old, added in renderer.chunk(chunk, session: session, splicing: old, adding: added) })
+            device: device, stream: stream.rawValue, samples: samples, chunkSize: rules.chunkSize,
+            sessionDocuments: { renderer.sessionDocuments($0) },
+            chunkDocument: { chunk, session, old, added in renderer.chunk(chunk, session: session, splicing: old, adding: added) },
+            newChunk: { ChunkId.random() },
+            newChunkDocument: { chunk, session, added in renderer.chunk(chunk, session: session, samples: added[...], backfilled: true) })
         for (sessionId, changes) in report.changes {
             if let device = open.first(where: { $0.value.record.id == sessionId })?.key {
                 for change in changes { open[device]!.record.apply(change) }

@@ -114,9 +114,12 @@ extension CaptureEngine {
 
     /// Closes the sessions a crash left open, at their last stored sample; one that stored no
     /// sample at all is withdrawn (see ``stopSession(device:atMs:reason:withdrawIfEmpty:)``).
-    /// Returns the sessions it closed.
-    public func recover() async throws -> [SessionRecord] {
+    /// The sessions of `continuing` devices (whose boards log their stream, so the hole the crash
+    /// made can be filled from the log) stay open instead: their streams go on after their last
+    /// stored sample (``continuation(device:stream:)``). Returns the sessions it closed.
+    public func recover(continuing: Set<String> = []) async throws -> [SessionRecord] {
         var closed: [SessionRecord] = []
+        let continuing = Set(continuing.map { $0.uppercased() })
         for record in try await store.openSessions() where open[record.device] == nil {
             var session = OpenSession(record: record, arrivalMs: now())
             for chunk in try await store.openChunks(sessionId: record.id) {
@@ -129,11 +132,45 @@ extension CaptureEngine {
                 }
                 session.streams[stream] = state
             }
+            if continuing.contains(record.device.uppercased()) {
+                try await continueStreams(&session)
+                open[record.device] = session
+                logger.warning("continuing a session left open by an earlier run", metadata: ["subsystem": "capture", "session": "\(record.id)"])
+                continue
+            }
             open[record.device] = session
             logger.warning("closing a session left open by an earlier run", metadata: ["subsystem": "capture", "session": "\(record.id)"])
             closed.append(try await stopSession(device: record.device, reason: "recovered after restart", withdrawIfEmpty: true))
         }
         return closed
+    }
+
+    /// Where each stream of a session taken over from an earlier run goes on: after the last
+    /// sample of its last chunk, gaps inside that chunk counted (a gap before a chunk's first
+    /// sample lies below its `firstIndex`).
+    private func continueStreams(_ session: inout OpenSession) async throws {
+        let chunks = try await store.chunks(sessionId: session.record.id)
+        for stream in SensorStream.allCases {
+            guard let last = chunks.filter({ $0.stream == stream.rawValue }).max(by: { $0.seq < $1.seq }) else { continue }
+            let inside = last.gaps.filter { $0.fromIndex > last.firstIndex }.reduce(Int64(0)) { $0 + $1.missing }
+            if var state = session.streams[stream], state.chunk.id == last.id {
+                state.nextIndex = last.firstIndex + Int64(state.samples.count) + inside
+                state.lastMs = state.samples.last?.timestampMs
+                session.streams[stream] = state
+            } else {
+                var state = newStream(stream, last.firstIndex + Int64(last.count) + inside, session.record, last.odrHz, last.range,
+                                      seq: last.seq + 1)
+                state.lastMs = last.endMs
+                session.streams[stream] = state
+            }
+        }
+    }
+
+    /// The index and time (epoch ms) of the last sample of `stream` in the device's open session:
+    /// where a stream continues after a restart of the gateway.
+    public func continuation(device: String, stream: SensorStream) -> (nextIndex: Int64, lastMs: Double)? {
+        guard let state = open[device]?.streams[stream], let lastMs = state.lastMs else { return nil }
+        return (state.nextIndex, lastMs)
     }
 
     /// Open sessions, for the status.

@@ -141,6 +141,11 @@ public actor CaptureEngine {
         let index = firstIndex + Int64(start)
         if index > state.nextIndex {
             let gap = gapRange(stream: stream, state: state, index: index, atMs: samples[start].timestampMs, odrHz: odrHz, reason: gapReason)
+            if !state.samples.isEmpty, !rules.newChunkAtGap.isEmpty, rules.newChunkAtGap.contains(device.uppercased()) {
+                closeChunk(&state, session: &session)
+                closed = true
+                state = newStream(stream, index, session.record, odrHz, range, seq: state.chunk.seq + 1)
+            }
             state.chunk.gaps.append(gap)
             session.record.gaps.append(gap)
             session.record.expected += gap.missing

@@ -14,6 +14,10 @@ public struct CaptureRules: Sendable {
     /// While the disk is full and commits fail, at most this many samples wait in memory for the
     /// next try; later ones become `storeFull` gaps of their sessions at once (bounded memory).
     public var fullBufferSamples: Int
+    /// Devices (upper case) whose every gap starts a new chunk: a backfill can fill a gap with new
+    /// chunks of its own, before that chunk's samples and after the previous chunk's, when the
+    /// gap's chunk has no room (``GyroStore/backfill(device:stream:samples:chunkSize:sessionDocuments:chunkDocument:newChunk:newChunkDocument:)``).
+    public var newChunkAtGap: Set<String> = []
 
     public init(chunkSize: Int = 2000, commitInterval: Duration = .seconds(1), autoStart: Bool = true,
                 idleTimeoutMs: Double = 300_000, maxDurationMs: Double = 4 * 3_600_000, retainChunks: Bool = false) {

@@ -67,7 +67,8 @@ public struct DocumentRenderer: Sendable {
         return json.bytes
     }
 
-    public func chunk(_ chunk: ChunkRecord, session: SessionRecord, samples: ArraySlice<StoredSample>) -> [UInt8] {
+    /// `backfilled`: every point came from the board's log (a chunk a backfill made).
+    public func chunk(_ chunk: ChunkRecord, session: SessionRecord, samples: ArraySlice<StoredSample>, backfilled: Bool = false) -> [UInt8] {
         let stream = SensorStream(rawValue: chunk.stream) ?? .gyro
         var json = JSONWriter(capacity: 400 + samples.count * PointWriter.maximumBytes(location: location != nil))
         json.beginObject()
@@ -84,7 +85,7 @@ public struct DocumentRenderer: Sendable {
         json.key("data")
         json.beginArray()
         // Points are written from precomputed key fragments: this loop is most of the cost of a chunk.
-        let points = PointWriter(stream: stream, location: location)
+        let points = PointWriter(stream: stream, location: location, backfilled: backfilled)
         for (index, sample) in samples.enumerated() {
             points.write(sample, into: &json, afterAnother: index > 0)
         }

@@ -43,7 +43,10 @@ public struct GatewayDaemon: Sendable {
         // Before touching sessions: a second daemon on the same store must not close the
         // sessions of the one already serving.
         let admin = try adminServices()
-        let recovered = try await capture.recover()
+        // A board that logs its stream holds what a crash missed: its session goes on, and the
+        // backfill after the reconnect fills the hole.
+        let logging = Set(configuration.sensors.filter { $0.backfill != nil }.map(\.address))
+        let recovered = try await capture.recover(continuing: logging)
         if !recovered.isEmpty {
             logger.warning("closed sessions left open by the previous run", metadata: ["subsystem": "daemon", "sessions": "\(recovered.map(\.id))"])
         }
@@ -103,6 +106,7 @@ extension CaptureRules {
                   idleTimeoutMs: Double(configuration.sessions.idleTimeoutSeconds) * 1000,
                   maxDurationMs: Double(configuration.sessions.maxDurationMinutes) * 60_000,
                   retainChunks: configuration.mqtt.retainChunks)
+        newChunkAtGap = Set(configuration.sensors.filter { $0.backfill != nil }.map { $0.address.uppercased() })
     }
 }
 

@@ -5,7 +5,11 @@
 /// gap's time window, from half a period after the last sample before it to half a period before
 /// the first one after it, are the missing ones. When there are exactly as many as the gap misses,
 /// they take its indices in order; otherwise each takes the index nearest its time on the gap's
-/// grid (evenly spaced between its ends), once. Indices left empty become the remaining gaps.
+/// grid, once. The grid steps by the stream's period from the gap's start when their number is one
+/// or two off `missing` (a count estimated at a restart, whose start is exact, or a sample or two
+/// the log lost), or when the gap's end is not where its last sample was due (the board reset or
+/// stopped before it); otherwise it is evenly spaced between the gap's ends, which follows a
+/// board's clock drift. Indices left empty become the remaining gaps.
 public struct GapFill: Sendable, Equatable {
     /// Index and sample for every filled index, in index order.
     public var filled: [(index: Int64, sample: StoredSample)]
@@ -25,7 +29,10 @@ public struct GapFill: Sendable, Equatable {
             inside.append(samples[first])
             first += 1
         }
-        let step = gap.missing > 1 ? (gap.toMs - gap.fromMs) / Double(gap.missing - 1) : periodMs
+        let even = gap.missing > 1 ? (gap.toMs - gap.fromMs) / Double(gap.missing - 1) : periodMs
+        // One or two off: a count estimated at a restart (its start is exact, its end ±1) or a
+        // sample or two the log lost; the even grid would be a fraction of a period off per step.
+        let step = abs(Int64(inside.count) - gap.missing) <= 2 || abs(even - periodMs) > 0.02 * periodMs ? periodMs : even
         var filled: [(index: Int64, sample: StoredSample)] = []
         if Int64(inside.count) == gap.missing {
             filled = inside.enumerated().map { (gap.fromIndex + Int64($0.offset), $0.element) }

@@ -20,6 +20,12 @@ public struct BackfillReport: Sendable, Equatable {
         public var gap: GapRange
         public var remaining: [GapRange]
         public var filled: Int64
+        /// New chunks that hold the filled samples (when the gap's chunk had no room for them),
+        /// in time order, listed in the session next to `nextTo`: after it when it starts before
+        /// them (its samples before the gap), else before it, so the list stays in order of start.
+        public var newChunkIds: [String] = []
+        public var nextTo: String = ""
+        public var after = false
     }
 }
 
@@ -29,6 +35,11 @@ extension SessionRecord {
         guard let at = gaps.firstIndex(of: change.gap) else { return }
         gaps.replaceSubrange(at...at, with: change.remaining)
         samples += change.filled
+        guard !change.newChunkIds.isEmpty else { return }
+        let stream = change.gap.stream == "gyro"
+        let ids = stream ? chunkIds : accelChunkIds
+        let insert = ids.firstIndex(of: change.nextTo).map { change.after ? $0 + 1 : $0 } ?? ids.endIndex
+        if stream { chunkIds.insert(contentsOf: change.newChunkIds, at: insert) } else { accelChunkIds.insert(contentsOf: change.newChunkIds, at: insert) }
     }
 }
 
@@ -42,10 +53,17 @@ extension GyroStore {
     /// and the session row and documents (`sessionDocuments`) are rewritten with the gap replaced by
     /// what is left of it (see ``GapFill``). `storeFull` gaps are not filled: those samples were
     /// evicted by retention, which a backfill must not undo.
+    ///
+    /// When the chunk has no room for them (it would exceed `chunkSize` points), the filled samples
+    /// become new chunks of at most `chunkSize` instead (`newChunk` makes the id and the document),
+    /// listed in the session next to it in order of their first samples; each lists the remaining
+    /// gaps that precede it.
     public func backfill(
-        device: String, stream: String, samples: [StoredSample],
+        device: String, stream: String, samples: [StoredSample], chunkSize: Int = .max,
         sessionDocuments: @escaping @Sendable (SessionRecord) -> [DocumentWrite],
-        chunkDocument: @escaping @Sendable (ChunkRecord, SessionRecord, [UInt8], [StoredSample]) -> [UInt8]?
+        chunkDocument: @escaping @Sendable (ChunkRecord, SessionRecord, [UInt8], [StoredSample]) -> [UInt8]?,
+        newChunk: @escaping @Sendable () -> String,
+        newChunkDocument: @escaping @Sendable (ChunkRecord, SessionRecord, [StoredSample]) -> [UInt8]
     ) async throws(StoreError) -> BackfillReport {
         guard let firstMs = samples.first?.timestampMs, let lastMs = samples.last?.timestampMs else { return BackfillReport() }
         do {
@@ -76,8 +94,43 @@ extension GyroStore {
                         }
                         let plan = GapFill(gap: gap, periodMs: 1000 / chunk.odrHz, samples: samples)
                         guard let firstFilled = plan.filled.first, let lastFilled = plan.filled.last else { continue }
-                        let change = BackfillReport.GapChange(gap: gap, remaining: plan.remaining, filled: Int64(plan.filled.count))
+                        var change = BackfillReport.GapChange(gap: gap, remaining: plan.remaining, filled: Int64(plan.filled.count))
                         guard let at = chunk.gaps.firstIndex(of: gap) else { continue }
+                        if chunk.count + plan.filled.count > chunkSize {
+                            change.nextTo = chunk.id
+                            change.after = (chunk.startMs ?? .infinity) < firstFilled.sample.timestampMs
+                            var left = plan.remaining
+                            var start = 0
+                            while start < plan.filled.count {
+                                let piece = plan.filled[start..<min(start + max(1, chunkSize), plan.filled.count)]
+                                start = piece.endIndex
+                                var fresh = ChunkRecord(id: newChunk(), sessionId: session.id, stream: stream, seq: chunk.seq,
+                                                        odrHz: chunk.odrHz, range: chunk.range, firstIndex: piece.first!.index)
+                                fresh.count = piece.count
+                                fresh.startMs = piece.first!.sample.timestampMs
+                                fresh.endMs = piece.last!.sample.timestampMs
+                                fresh.isOpen = false
+                                fresh.gaps = left.filter { $0.toIndex < piece.first!.index }
+                                left.removeAll { $0.toIndex < piece.first!.index }
+                                try fresh.upsert(db)
+                                let body = newChunkDocument(fresh, session, piece.map(\.sample))
+                                try Self.write(DocumentWrite(path: try DocumentPath("realtime_data/\(fresh.id)"), body: body, retain: stored.retained,
+                                                             device: session.device), at: now, in: db)
+                                change.newChunkIds.append(fresh.id)
+                            }
+                            chunk.gaps.replaceSubrange(at...at, with: left)
+                            session.apply(change)
+                            guard let rendered = chunkDocument(chunk, session, stored.body, []) else {
+                                throw StoreError.database(context: "backfilling chunk \(chunk.id)", reason: "its document could not be read back")
+                            }
+                            try chunk.upsert(db)
+                            try Self.write(DocumentWrite(path: path, body: rendered, retain: stored.retained, device: session.device), at: now, in: db)
+                            report.filled += change.filled
+                            if change.remaining.isEmpty { report.gapsClosed += 1 }
+                            report.changes[session.id, default: []].append(change)
+                            changed = true
+                            continue
+                        }
                         chunk.gaps.replaceSubrange(at...at, with: plan.remaining)
                         chunk.count += plan.filled.count
                         chunk.firstIndex = min(chunk.firstIndex, firstFilled.index)

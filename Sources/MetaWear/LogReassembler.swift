@@ -11,6 +11,12 @@ public struct LogReassembler: Sendable {
         public var resetUID: UInt8
         public var tick: UInt32
         public var triple: RawTriple
+
+        public init(resetUID: UInt8, tick: UInt32, triple: RawTriple) {
+            self.resetUID = resetUID
+            self.tick = tick
+            self.triple = triple
+        }
     }
 
     public let firstID: UInt8

@@ -117,6 +117,17 @@ public struct StreamTracker: Sendable {
     /// get their indices (from ``nextIndex`` on, after any gap found before them) when released.
     public var heldSampleCount: Int { held.reduce(0) { $0 + $1.samples.count } }
 
+    /// Takes over a stream an earlier run of the gateway indexed: the next sample gets `index`
+    /// (a gap with `reason` before it when that is above what the earlier run stored), and
+    /// `lastStamp` is when that run's last sample was due, for ``restart(end:reason:)``.
+    public mutating func resume(at index: Int64, lastStamp: Double?, reason: String) {
+        precondition(held.isEmpty && receivedSamples == 0, "resume a new tracker")
+        nextIndex = index
+        segmentBase = index
+        self.lastStamp = lastStamp
+        pendingReason = reason
+    }
+
     /// Starts a new board stream after an interruption that ended the old one as `end` says: the
     /// samples the board produced after the last stamp and never delivered are declared missing
     /// with `reason`. Flush held samples first (``flush()``).

@@ -42,7 +42,7 @@ struct LogDownloadState {
 /// start of streaming. The reset sequence of an initialisation removes the loggers but not their
 /// entries (flash keeps them until `0b 09`), so once streaming has started again, with the gap of
 /// the interruption recorded, every entry is downloaded (section 9.4: each page confirmed on
-/// revision 2 boards). The supervisor stores what falls into gaps and only then removes the
+/// revision 2 boards; on revision 3 the RAM page flushed first, with logging stopped for it). The supervisor stores what falls into gaps and only then removes the
 /// downloaded entries from the board (``removeLogEntries(_:)``): a download cut short, or a gateway
 /// killed before its commit, leaves them for the next one.
 extension MetaWearBoard {
@@ -53,7 +53,16 @@ extension MetaWearBoard {
         guard let backfill = options.backfill, info.isPresent(.logging), let (first, second) = loggers else { return nil }
         let revision = info.modules[.logging]?.revision ?? 0
         for command in Logging.enableReadoutNotifications(moduleRevision: revision) { try await link.write(command) }
+        let buffered = Logging.hasPageBuffer(moduleRevision: revision)
+        if buffered {
+            // Stop, flush the RAM page to the NAND, count, log on: the readout reads the counted
+            // entries only, so the entries logged from here on wait for the next download, and
+            // only the samples due during these three writes are not logged (streamed live).
+            try await link.write(Logging.stop())
+            try await link.write(Logging.flushPage())
+        }
         let answer = try await request(Logging.readLength(), answer: MetaWearModuleID.logging.rawValue, 0x85, what: "log length read")
+        if buffered { try await link.write(Logging.resume()) }
         guard case .logLength(let count) = try? parser.parse(answer), count > 0 else {
             return LogDownload(samples: [], entries: 0, ignored: 0)
         }

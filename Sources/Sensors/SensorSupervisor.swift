@@ -62,9 +62,9 @@ public actor SensorSupervisor {
     let logger: Logger
     let now: @Sendable () -> Double
 
-    private var current: SensorStatus
+    var current: SensorStatus
     private var trackers = StreamTrackers()
-    private var plan: StreamingPlan? {
+    var plan: StreamingPlan? {
         didSet { shapes = (plan.map { FeedShape($0.gyro) }, plan?.accelerometer.map(FeedShape.init)) }
     }
     /// What the capture feed needs of the planned streams, apart from the plan: a notification
@@ -93,11 +93,22 @@ public actor SensorSupervisor {
     /// The board's log clock at the last initialisation: a new `reset_uid` means it reset since.
     private var boardClock: BoardClock?
     /// Host time (s) of tick 0 of each of the board's power cycles seen: what places log entries in time.
-    private var resetTimes: [UInt8: Double] = [:]
+    var resetTimes: [UInt8: Double] = [:]
+    /// Where the gyro stream of a session an earlier run of the gateway left open goes on (backfill
+    /// only), until the first plan; and the board's samples that came before it, stale from its
+    /// stream of that run.
+    private var continuation: (nextIndex: Int64, lastMs: Double)?
+    private var accelerometerContinuation: (nextIndex: Int64, lastMs: Double)?
+    private var staleBeforePlan: [(samples: RawTriples, arrival: Double)] = []
+    /// Whether the gyro tracker released samples since the streams (re)started, and who waits for it.
+    var releasedSinceRestart = false
+    var releaseWaiter: CheckedContinuation<Void, Never>?
+    /// The last sample's time (epoch ms) when this connection began: a backfill keeps what came after.
+    var lastSampleBeforeConnect: Double?
     /// When the last link went down (host seconds).
     private var linkDownAt: Double?
     /// The last backfill stored what the log held: older entries may go (a failed one keeps them).
-    private var logTrimmable = false
+    var logTrimmable = false
     /// Answer timeouts double after a timeout (a board answering slowly), up to 8×; reset on success.
     private var timeoutScale = 1
     /// Data a board sent before a discovery that failed; parsed on the next link.
@@ -150,6 +161,8 @@ public actor SensorSupervisor {
         if settings.board.backfill != nil, resetTimes.isEmpty {
             // Log entries of a power cycle this process never saw are placed through the time saved then.
             resetTimes = (try? await engine.store.boardResetTimes(device: address)) ?? [:]
+            continuation = await engine.continuation(device: identity.device, stream: .gyro)
+            accelerometerContinuation = await engine.continuation(device: identity.device, stream: .accelerometer)
         }
         var attempt = 0
         while !Task.isCancelled {
@@ -184,6 +197,7 @@ public actor SensorSupervisor {
             return false
         }
         if connectedOnce { current.reconnects += 1 }
+        lastSampleBeforeConnect = current.lastSampleMs ?? continuation?.lastMs
         connectedOnce = true
         linkDown = nil
         let loop = self.loop
@@ -386,61 +400,6 @@ public actor SensorSupervisor {
         if let watchAlarm { loop.ring(watchAlarm) }
     }
 
-    // MARK: - Backfill
-
-    /// Stores what the board's log holds for the gaps of its stream, then removes the downloaded
-    /// entries from the board: only after the commit, so a crash in between downloads them again
-    /// (and finds their gaps filled).
-    private func backfill(from board: MetaWearBoard) async {
-        guard let plan else { return }
-        logTrimmable = false
-        await drainFeed()  // the gaps of this reconnect are in the engine
-        // Only samples that can fill a gap are kept from the download (a second of margin).
-        let gaps = ((try? await engine.fillableGaps(device: identity.device, stream: .gyro)) ?? []).map { ($0.fromMs - 1000)...($0.toMs + 1000) }
-        let resetTimes = self.resetTimes
-        let download: LogDownload
-        do {
-            guard let downloaded = try await board.downloadLog(keep: { logged in
-                guard let reset = resetTimes[logged.resetUID] else { return false }
-                let ms = Self.logTime(logged, reset: reset) * 1000
-                return gaps.contains { $0.contains(ms) }
-            }) else { return }
-            download = downloaded
-        } catch {
-            logger.warning("log download failed; the entries stay on the board for the next connection", metadata: ["error": "\(error)"])
-            return
-        }
-        current.logEntries = Int64(download.entries)
-        var samples: [StoredSample] = []
-        samples.reserveCapacity(download.samples.count)
-        for logged in download.samples {
-            guard let reset = resetTimes[logged.resetUID] else { continue }
-            let value = plan.gyro.decoder.scaleFloat(logged.triple)
-            samples.append(StoredSample(timestampMs: Self.logTime(logged, reset: reset) * 1000, x: value.x, y: value.y, z: value.z))
-        }
-        samples.sort { $0.timestampMs < $1.timestampMs }
-        do {
-            let report = try await engine.backfill(device: identity.device, stream: .gyro, samples: samples)
-            try await board.removeLogEntries(download.entries)
-            current.backfilledSamples += report.filled
-            current.logEntries = 0
-            logTrimmable = true
-            logger.notice("backfilled from the board's log", metadata: [
-                "entries": "\(download.entries)", "samples": "\(samples.count)", "filled": "\(report.filled)",
-                "gapsClosed": "\(report.gapsClosed)", "gapsSkipped": "\(report.gapsSkipped)",
-            ])
-        } catch {
-            current.lastError = "\(error)"
-            logger.warning("backfill failed; the log stays on the board for the next connection", metadata: ["error": "\(error)"])
-        }
-    }
-
-    /// A logged sample's host time (s): its power cycle's reset time plus its tick, half a tick
-    /// later on average since a tick counts whole ticks.
-    static func logTime(_ logged: LogReassembler.Sample, reset: Double) -> Double {
-        reset + (Double(logged.tick) + 0.5) * Logging.tickMilliseconds / 1000
-    }
-
     // MARK: - Events
 
     private func handle(_ event: BoardEvent) {
@@ -448,7 +407,11 @@ public actor SensorSupervisor {
         case .samples(let module, let raw, let arrival):
             // Stale data before any plan: dropped. (Tested through `shapes`, set with the plan:
             // `plan != nil` copies the plan.)
-            guard shapes.gyro != nil else { return }
+            guard shapes.gyro != nil else {
+                // Kept when they continue a session of an earlier run: they tell where it went on.
+                if continuation != nil, module == .gyro, staleBeforePlan.count < 100_000 { staleBeforePlan.append((raw, arrival)) }
+                return
+            }
             let stream = module == .gyro ? shapes.gyro : shapes.accelerometer
             // Pushed in place: a copy of the tracker would copy its buffers on every notification.
             let pushed: Void? = trackers.update(module) { tracker in
@@ -495,12 +458,15 @@ public actor SensorSupervisor {
     /// board produced and never delivered (or starts new trackers).
     private func restartStreams(_ plan: StreamingPlan, _ restart: StreamRestart) {
         flushTrackers()
+        releasedSinceRestart = false
         self.plan = plan
         let end = restart.end
         for stream in [plan.gyro] + (plan.accelerometer.map { [$0] } ?? []) {
             if var tracker = trackers[stream.module], tracker.odrHz == stream.odrHz {
                 tracker.restart(end: end, reason: pendingGapReason ?? "reinitialised")
                 trackers[stream.module] = tracker
+            } else if let resume = stream.module == .gyro ? continuation : accelerometerContinuation {
+                trackers[stream.module] = continued(stream, resume, restart)
             } else {
                 trackers[stream.module] = StreamTracker(odrHz: stream.odrHz, decoder: stream.decoder,
                                                         confirmationWindow: settings.gapConfirmation.seconds,
@@ -509,6 +475,41 @@ public actor SensorSupervisor {
             }
         }
         pendingGapReason = nil
+    }
+
+    /// The tracker of a stream of a session an earlier run left open: its index goes on after the
+    /// last stored sample. The board streamed on meanwhile; with board time, the stale gyro samples
+    /// (kept before the plan) say exactly how many it produced in between, which are then missing
+    /// until the backfill fills them from the log; otherwise the stop time says it, ±1.
+    private func continued(_ stream: StreamingPlan.Stream, _ resume: (nextIndex: Int64, lastMs: Double), _ restart: StreamRestart) -> StreamTracker {
+        var stale: [(samples: RawTriples, arrival: Double)] = []
+        if stream.module == .gyro {
+            continuation = nil
+            stale = staleBeforePlan
+            staleBeforePlan = []
+        } else {
+            accelerometerContinuation = nil
+        }
+        var tracker = StreamTracker(odrHz: stream.odrHz, decoder: stream.decoder, confirmationWindow: settings.gapConfirmation.seconds,
+                                    warmUpWindow: settings.warmUp.seconds,
+                                    stampResolution: stream.boardTime ? Logging.tickMilliseconds / 1000 : 0)
+        let reason = "gateway restarted"
+        let last = resume.lastMs / 1000
+        guard stream.boardTime, restart.staleDelivered, let first = stale.first else {
+            // Stale samples reached no tracker: the stream ran at most until the stop.
+            tracker.resume(at: resume.nextIndex, lastStamp: last, reason: reason)
+            tracker.restart(end: .stopped(at: restart.stopTime), reason: reason)
+            return tracker
+        }
+        let firstDue = first.arrival - Double(first.samples.count - 1) / stream.odrHz
+        let missing = max(0, Int64(((firstDue - last) * stream.odrHz).rounded()) - 1)
+        tracker.resume(at: resume.nextIndex + missing, lastStamp: nil, reason: reason)
+        let shape = shapes.gyro
+        for (samples, arrival) in stale { tracker.push(samples, arrival: arrival) { enqueue(.gyro, shape, $0) } }
+        tracker.flush { enqueue(.gyro, shape, $0) }
+        tracker.restart(end: .delivered, reason: reason)
+        logger.notice("continuing the session of an earlier run", metadata: ["index": "\(resume.nextIndex)", "missing": "\(missing)"])
+        return tracker
     }
 
     private func enqueue(_ module: MetaWearModuleID, _ stream: FeedShape?, _ batch: StreamTracker.Batch) {
@@ -524,6 +525,10 @@ public actor SensorSupervisor {
             return StoredSample(timestampMs: sample.time * 1000, x: Float(sample.x), y: Float(sample.y), z: Float(sample.z))
         }
         current.lastSampleMs = last.time * 1000
+        if module == .gyro, !releasedSinceRestart {
+            releasedSinceRestart = true
+            endReleaseWait()
+        }
     }
 
     private func flushTrackers() {

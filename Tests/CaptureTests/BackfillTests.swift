@@ -28,6 +28,25 @@ final class BackfillTests: XCTestCase {
         XCTAssertEqual(none.remaining, [gap])
     }
 
+    func testAGapThatEndsAfterItsLastSampleWasDueStepsByThePeriod() {
+        // A board reset at ~145 ms ended the stream: the gap's end is the next stream's first
+        // sample (190 ms), not where its last missing sample was due. The log lost the last two.
+        let reset = GapRange(stream: "gyro", fromIndex: 10, toIndex: 14, fromMs: 100, toMs: 180, missing: 5, reason: "board reset")
+        let fill = GapFill(gap: reset, periodMs: 10, samples: [sample(100.8), sample(110.9), sample(121)])
+        XCTAssertEqual(fill.filled.map(\.index), [10, 11, 12])
+        XCTAssertEqual(fill.remaining, [GapRange(stream: "gyro", fromIndex: 13, toIndex: 14, fromMs: 130, toMs: 140, missing: 2, reason: "board reset")])
+    }
+
+    func testOneMoreSampleThanAnEstimatedCountFillsInOrderFromTheStart() {
+        // A restart's count estimated one short: 160 indices, 161 logged samples at the period.
+        let estimated = GapRange(stream: "gyro", fromIndex: 100, toIndex: 259, fromMs: 1000, toMs: 2600, missing: 160, reason: "gateway restarted")
+        let logged = (0..<161).map { sample(1000 + Double($0) * 10 + 0.7, Float($0)) }
+        let fill = GapFill(gap: estimated, periodMs: 10, samples: logged)
+        XCTAssertEqual(fill.filled.map(\.index), Array(100...259))
+        XCTAssertEqual(fill.filled.map(\.sample.x), (0..<160).map(Float.init), "each at its own index, none skipped")
+        XCTAssertEqual(fill.remaining, [])
+    }
+
     func testASplicedChunkKeepsItsPointsAndMarksTheNewOnes() throws {
         let renderer = DocumentRenderer()
         var chunk = ChunkRecord(id: "c1", sessionId: "s1", stream: "gyro", seq: 0, odrHz: 100, range: 2000, firstIndex: 8)

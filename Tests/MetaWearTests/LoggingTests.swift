@@ -27,6 +27,10 @@ final class LoggingTests: XCTestCase {
         XCTAssertBytes(Logging.clearEntries(moduleRevision: 2), ["0b 0d 01", "0b 09 ff ff ff ff"])
         XCTAssertBytes(Logging.clearEntries(moduleRevision: 3), ["0b 09 ff ff ff ff"])
         XCTAssertBytes(Logging.readLength(), "0b 85")
+        XCTAssertBytes(Logging.flushPage(), "0b 10 01")
+        XCTAssertBytes(Logging.resume(), "0b 01 01")
+        XCTAssertFalse(Logging.hasPageBuffer(moduleRevision: 2))
+        XCTAssertTrue(Logging.hasPageBuffer(moduleRevision: 3))
     }
 
     func testLengthAndCreatedResponses() throws {

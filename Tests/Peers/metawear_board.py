@@ -26,7 +26,9 @@ stream's data register: entry = ``[id | reset_uid<<5] [tick u32 LE] [4 data byte
 tick = the sample's due time since the last board reset / TICK_S. A readout (``0b 06``)
 sends the oldest entries as ``0b 07`` notifications (2 entries, or 1), progress ``0b 08``
 and, on logging revision 2, pauses at the end of every 512-entry flash page (``0b 0d``)
-until the host confirms with ``0b 0e``. See README.md, "Logging".
+until the host confirms with ``0b 0e``. On revision 3 (MetaMotion S) entries first fill a RAM
+page of 512 that reaches the flash when full, or on ``0b 10 01`` with logging stopped. The
+tick is a u32 that wraps; ``set_tick`` starts it anywhere. See README.md, "Logging".
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ LOG_PAGE = 512       # entries per flash page (rev 2: page-completed handshake)
 LOG_SLOTS = 8        # trigger slots, module-info extra[0] on both models
 LOG_CAPACITY = 1_000_000
 LOG_READOUT_RATE = 2000.0  # readout notifications per second (0 = unpaced)
+TICK_WRAP = 1 << 32        # the log tick is a u32
 
 # Module-info answers. Values marked "doc" come from metawear-protocol.md 2.1;
 # the others are plausible placeholders (impl 0, rev 0) for modules a gateway
@@ -289,6 +292,11 @@ class Board:
         self.page_confirms = 0
         self.page_confirms_unexpected = 0
         self.page_flushes = 0
+        self.page_flushes_refused = 0     # 0b 10 01 while logging (the vendor says not to)
+        # MetaMotion S (revision 3): the RAM page the NAND flash is written from, 512 entries at a
+        # time (MbientLab cppdocs, logging.html, "Note for the MMS"); lost on a reset.
+        self.log_page: list[bytes] = []
+        self.log_page_lost = 0
         self._readout_task: asyncio.Task | None = None
         self._page_confirmed = asyncio.Event()
         # data processors: {id: creation args (src_mod src_reg src_data_id src_info type config…)},
@@ -303,6 +311,7 @@ class Board:
         self.battery_mv = 4148
         self.reset_uid = 0
         self.boot = time.monotonic()
+        self.tick_base = 0                # the tick at `boot` (set_tick), 0 after every reset
         self.switch_subscribed = False
         self.switch_state = 0
         self.subscriptions: set[str] = set()
@@ -329,6 +338,8 @@ class Board:
     def set_model(self, model: str) -> None:
         if model not in MODELS:
             raise ValueError(f"unknown model {model!r} (MMR or MMS)")
+        if self.model and self.log_page and MODELS[model]["log_revision"] != 3:
+            self._write_log_page()
         self.model = model
         spec = MODELS[model]
         self.gyro.impl = spec["gyro_impl"]
@@ -350,7 +361,16 @@ class Board:
         return MODELS[self.model]["hardware"]
 
     def tick(self) -> int:
-        return int((time.monotonic() - self.boot) / TICK_S) & 0xFFFFFFFF
+        return self.tick_at(time.monotonic())
+
+    def tick_at(self, t: float) -> int:
+        """The log clock's tick at monotonic time `t` (a u32: it wraps after 2^32 ticks)."""
+        return (self.tick_base + max(0, int((t - self.boot) / TICK_S))) % TICK_WRAP
+
+    def set_tick(self, tick: int) -> None:
+        """Moves the log clock so that it reads `tick` now, as if the board had been up that long
+        (with a tick close to 2^32 a test meets the wrap in seconds instead of 72.8 days)."""
+        self.tick_base = (tick - int((time.monotonic() - self.boot) / TICK_S)) % TICK_WRAP
 
     def reset(self, keep_state: bool) -> None:
         """Board reset: new reset_uid, tick restarts; optionally keep stale config.
@@ -369,6 +389,9 @@ class Board:
                     self._produce_due(ch, loop_now)
         self.reset_uid = (self.reset_uid + 1) & 0x7
         self.boot = time.monotonic()
+        self.tick_base = 0
+        self.log_page_lost += len(self.log_page)   # RAM: gone with the power cycle
+        self.log_page = []
         self._cancel_readout("board reset")
         for ch in (self.gyro, self.acc):
             self._end_run(ch)
@@ -548,7 +571,7 @@ class Board:
             self._refresh_loggers()
         elif reg == 0x0B and args:
             self.log.circular = bool(args[0])
-        elif reg == 0x85:
+        elif reg == 0x85:                 # flash only: a revision 3 RAM page is not readable
             self.reply(b"\x0b\x85" + struct.pack("<I", len(self.log)))
         elif reg == 0x06 and len(args) >= 4:
             n = struct.unpack_from("<I", args)[0]
@@ -563,8 +586,12 @@ class Board:
                 self._page_confirmed.set()
             else:
                 self.page_confirms_unexpected += 1
-        elif reg == 0x10:
-            self.page_flushes += 1        # MMS flush page: nothing buffered here
+        elif reg == 0x10 and args and args[0]:
+            if self.logging_enabled:
+                self.page_flushes_refused += 1    # "should not be called if you are still logging"
+            else:
+                self.page_flushes += 1
+                self._write_log_page()
         elif reg in (0x07, 0x08, 0x0D) and args:
             self._track_sub(f"0b:{reg:02x}", bool(args[0]))
         self._update_streaming()
@@ -582,12 +609,23 @@ class Board:
             ch.log_slices = slices
 
     def _log_entry(self, entry_id: int, tick: int, data: bytes) -> None:
-        self.log.append(bytes([entry_id | (self.reset_uid << 5)])
-                        + struct.pack("<I", tick & 0xFFFFFFFF) + data.ljust(4, b"\0")[:4])
+        entry = (bytes([entry_id | (self.reset_uid << 5)])
+                 + struct.pack("<I", tick % TICK_WRAP) + data.ljust(4, b"\0")[:4])
+        if self.log_revision != 3:
+            self.log.append(entry)
+            return
+        self.log_page.append(entry)
+        if len(self.log_page) >= LOG_PAGE:
+            self._write_log_page()
+
+    def _write_log_page(self) -> None:
+        for entry in self.log_page:
+            self.log.append(entry)
+        self.log_page = []
 
     def _log_sample(self, ch: Channel, n: int, sample: bytes) -> None:
         due = ch.t0 + n / ch.odr                 # loop time = time.monotonic()
-        tick = max(0, int((due - self.boot) / TICK_S))
+        tick = self.tick_at(due)
         for entry_id, offset, length, since in ch.log_slices:
             if due >= since:
                 self._log_entry(entry_id, tick, sample[offset:offset + length])
@@ -710,6 +748,8 @@ class Board:
             "pages_completed": self.pages_completed, "page_confirms": self.page_confirms,
             "page_confirms_unexpected": self.page_confirms_unexpected,
             "page_flushes": self.page_flushes,
+            "page_flushes_refused": self.page_flushes_refused,
+            "ram_page": len(self.log_page), "ram_page_lost": self.log_page_lost,
             "readout_rate": self.readout_rate,
             "notify": {"readout": "0b:07" in self.subscriptions,
                        "progress": "0b:08" in self.subscriptions,
@@ -817,7 +857,7 @@ class Board:
             self._send_samples(ch, bytes([ch.module, ch.data_reg]) + sample, 1)
         for pid, timed, length in ch.accounters:
             # Time mode: the log clock's tick when the sample was produced; count mode: n.
-            value = max(0, int((ch.t0 + n / ch.odr - self.boot) / TICK_S)) if timed else n
+            value = self.tick_at(ch.t0 + n / ch.odr) if timed else n
             self._send_samples(ch, bytes([0x09, 0x03, pid]) + struct.pack("<I", value & 0xFFFFFFFF)[:length] + sample, 1)
         for packer, count, pid, timed, length in ch.packed_accounters:
             # The accounter stamps the packer's output: the tick of its last sample.
@@ -826,7 +866,7 @@ class Board:
             if len(held) < count:
                 continue
             ch.packer_pending[packer] = []
-            value = max(0, int((ch.t0 + n / ch.odr - self.boot) / TICK_S)) if timed else n
+            value = self.tick_at(ch.t0 + n / ch.odr) if timed else n
             self._send_samples(ch, bytes([0x09, 0x03, pid]) + struct.pack("<I", value & 0xFFFFFFFF)[:length]
                                + b"".join(held), count)
         if ch.sub_packed:

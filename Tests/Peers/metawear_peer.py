@@ -462,6 +462,12 @@ class Peer:
                 raise ValueError("notifications_per_s must be >= 0 (0 = unpaced)")
             board.readout_rate = rate
             return {"notifications_per_s": rate}
+        if cmd == "set_tick":
+            tick = int(request.get("tick", 0))
+            if not 0 <= tick < 1 << 32:
+                raise ValueError("tick must be 0 to 2^32 - 1 (a u32)")
+            board.set_tick(tick)
+            return {"tick": board.tick(), "reset_uid": board.reset_uid}
         if cmd == "log_status":
             return {"log": board.log_status()}
         if cmd == "slow_discovery":

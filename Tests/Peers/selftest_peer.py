@@ -863,6 +863,65 @@ async def phase_log(hci_port: int, ctl: Control, sensors: int) -> None:
         check(trig == "0b82" and not log["enabled"] and count2 == count,
               f"log: restart keep_state=false: triggers cleared, logging off, {count2} entries kept")
         await board.write("0b09ffffffff")
+
+        # F. the u32 tick wraps (protocol reference 9.6: 2^32 ticks of 48/32768 s; the Android SDK
+        # reads a decreasing tick within one reset_uid as the rollover): started 0.4 s before it
+        start = (1 << 32) - round(400 / TICK_MS)
+        r = await ctl(cmd="set_tick", sensor=0, tick=start)
+        uid_f = (await board.ask("0b84"))[6]
+        ids = [(await board.ask(t)).hex() for t in ("0b021305ff60", "0b021305ff24")]
+        await board.write("13032800")
+        for cmd in ("0b0101", "13020100", "130101"):
+            await board.write(cmd)
+        await asyncio.sleep(1.0)
+        for cmd in ("130100", "13020001", "0b0100"):
+            await board.write(cmd)
+        await asyncio.sleep(0.05)
+        after = struct.unpack("<I", (await board.ask("0b84"))[2:6])[0]
+        generated = (await ctl(cmd="status"))["sensors"][0]["gyro_runs"][-1]["generated"]
+        count = await log_count(board)
+        for cmd in ("0b0801", "0b0d01", "0b0701"):
+            await board.write(cmd)
+        d = await download(board, ctl, count, 0)
+        samples = reassemble_gyro(d["entries"])
+        ticks = [t[3] for t in samples]
+        drops = [i for i in range(1, len(ticks)) if ticks[i] < ticks[i - 1]]
+        steps = {(b - a) % (1 << 32) for a, b in zip(ticks, ticks[1:])}
+        exact = [t[:3] for t in samples] == [expected_gyro(n, 100.0) for n in range(generated)]
+        check(ids == ["0b0200", "0b0201"] and r["tick"] >= start and exact and len(drops) == 1
+              and steps <= {6, 7} and ticks[0] >= start and ticks[-1] < 1200 / TICK_MS and after < 1500 / TICK_MS
+              and all(t[4] == uid_f for t in samples),
+              f"log: tick set to 2^32 - {(1 << 32) - start}: {len(samples)} samples, ticks {ticks[0]}.."
+              f"{ticks[drops[0] - 1] if drops else None} then {ticks[drops[0]] if drops else None}..{ticks[-1]} "
+              f"(one wrap, steps {sorted(steps)} across it), 0b 84 after: {after}")
+        await board.write("0b09ffffffff")
+
+        # G. fe 01 (debug reset): loggers and processors gone, logged entries kept under the old
+        # reset_uid, the tick from 0 (protocol reference 9.6 and 12; the SDK re-creates loggers)
+        await board.write("0b0101")
+        for cmd in ("13020100", "130101"):
+            await board.write(cmd)
+        await board.write("0908")
+        pid = (await board.ask("09021305ffa0113103")).hex()
+        await asyncio.sleep(0.5)
+        await board.write("fe01")
+        await asyncio.wait_for(board.disconnected, 3)
+        board = await connect()
+        clock = await board.ask("0b84")
+        trig = (await board.ask("0b8200")).hex()
+        pid2 = (await board.ask("09021305ffa0113103")).hex()
+        count = await log_count(board)
+        for cmd in ("0b0801", "0b0d01", "0b0701"):
+            await board.write(cmd)
+        d = await download(board, ctl, count, 0)
+        log = await log_status()
+        check(trig == "0b82" and pid == pid2 == "090200" and not log["enabled"] and count >= 80
+              and {e[1] for e in d["entries"]} == {uid_f} and clock[6] == (uid_f + 1) % 8
+              and struct.unpack("<I", clock[2:6])[0] < 2000 / TICK_MS,
+              f"log: fe 01: triggers cleared ({trig}), processor ids from 0 again ({pid2}), "
+              f"{count} entries kept under reset_uid {uid_f}, new reset_uid {clock[6]}, tick from 0")
+        await board.write("0908")
+        await board.write("0b09ffffffff")
         check(await log_count(board) == 0, "log: cleared at the end")
         await board.connection.disconnect()
 
@@ -897,6 +956,31 @@ async def phase_log(hci_port: int, ctl: Control, sensors: int) -> None:
                   and all(s[4] == uid1 for s in samples) and log1["page_flushes"] == 1,
                   f"log: MMS (rev 3) {info}: {count} entries of 13 04 (2 x {generated}) read out with "
                   f"{d['pages']} page pauses, exact {exact}, 0b 10 01 accepted ({log1['page_flushes']})")
+            await b1.write("0b09ffffffff")
+
+            # E. the MMS RAM page: 512 entries reach the NAND at a time; the rest only with a
+            # flush (0b 10 01), which MbientLab's docs say to send with logging stopped
+            await b1.write("13032800")          # 100 Hz
+            for cmd in ("0b0101", "13020100", "130101"):
+                await b1.write(cmd)
+            await asyncio.sleep(3.2)
+            await b1.write("130100")
+            await asyncio.sleep(0.05)
+            in_flash = struct.unpack("<I", (await b1.ask("0b85"))[2:6])[0]
+            await b1.write("0b1001")            # while logging: ignored
+            refused = struct.unpack("<I", (await b1.ask("0b85"))[2:6])[0]
+            log1 = (await ctl(cmd="log_status", sensor=1))["log"]
+            for cmd in ("13020001", "0b0100", "0b1001"):
+                await b1.write(cmd)
+            flushed = struct.unpack("<I", (await b1.ask("0b85"))[2:6])[0]
+            generated = (await ctl(cmd="status"))["sensors"][1]["gyro_runs"][-1]["generated"]
+            d = await download(b1, ctl, flushed, 0)
+            samples = reassemble_gyro(d["entries"])
+            exact = [s[:3] for s in samples] == [expected_gyro(n, 100.0) for n in range(generated)]
+            check(in_flash == 512 and refused == 512 and log1["page_flushes_refused"] == 1
+                  and log1["ram_page"] == 2 * generated - 512 and flushed == 2 * generated and exact,
+                  f"log: MMS RAM page: {in_flash} of {2 * generated} entries readable while logging, "
+                  f"a flush while logging ignored, {flushed} after stop + 0b 10 01, exact {exact}")
             await b1.write("0b09ffffffff")
             await b1.write("0b0a")
             await b1.connection.disconnect()

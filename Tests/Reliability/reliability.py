@@ -233,7 +233,12 @@ class Store:
     outbox_paths: set[str] = field(default_factory=set)
 
     def chunks_of(self, session_id: str) -> list[Chunk]:
-        return sorted((c for c in self.chunks if c.session == session_id), key=lambda c: c.seq)
+        """In the record's order (`gscope_data`; chunks a backfill made share the seq of a
+        neighbour), the open chunk, not listed yet, last."""
+        listed = next(((s.get("chunkIds") or "").split(",") for s in self.sessions if s["id"] == session_id), [])
+        order = {cid: i for i, cid in enumerate(listed)}
+        return sorted((c for c in self.chunks if c.session == session_id),
+                      key=lambda c: (order.get(c.id, len(order)), c.seq))
 
 
 def read_store(path: str) -> Store:

@@ -11,10 +11,17 @@ public enum Logging {
         public static let removeAll: UInt8 = 0x0A
         public static let circularBuffer: UInt8 = 0x0B
         public static let readoutPageCompleted: UInt8 = 0x0D
+        public static let pageFlush: UInt8 = 0x10
     }
 
     /// One log tick: 48/32768 s = 1.46484375 ms (`TICK_TIME_STEP`).
     public static let tickMilliseconds: Double = 48.0 / 32768.0 * 1000.0
+
+    /// The tick is a u32: it wraps to 0 after 2³² ticks, 72.8 days (s).
+    public static let tickLapSeconds: Double = 4_294_967_296.0 * tickMilliseconds / 1000
+
+    /// Revision 3 (MetaMotion S) holds the newest entries in a RAM page until a flush.
+    public static func hasPageBuffer(moduleRevision: UInt8) -> Bool { moduleRevision >= 3 }
 
     /// Answer to `0b 84`: `0b 84 <tick u32> <reset_uid u8>`.
     public struct Time: Hashable, Sendable {
@@ -59,6 +66,18 @@ public enum Logging {
             MetaWearCommand(module: .logging, register: Register.circularBuffer, payload: [overwrite ? 0x01 : 0x00]),
             MetaWearCommand(module: .logging, register: Register.enable, payload: [0x01]),
         ]
+    }
+
+    /// `0b 01 01`: logging on again, with the loggers and the full-log mode as they are.
+    public static func resume() -> MetaWearCommand {
+        MetaWearCommand(module: .logging, register: Register.enable, payload: [0x01])
+    }
+
+    /// `0b 10 01`: write the RAM page of a revision 3 board (MetaMotion S) to its NAND flash; until
+    /// then up to 511 of the newest entries cannot be read out. MbientLab's docs: only with logging
+    /// stopped.
+    public static func flushPage() -> MetaWearCommand {
+        MetaWearCommand(module: .logging, register: Register.pageFlush, payload: [0x01])
     }
 
     /// `0b 0a`: remove every logger (trigger).
