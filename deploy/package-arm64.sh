@@ -162,6 +162,7 @@ build_arm64() {
     if ! in_chroot "$dir" env \
         PKG_CONFIG_PATH="$sysroot/usr/lib/aarch64-linux-gnu/pkgconfig:$sysroot/usr/share/pkgconfig" \
         PKG_CONFIG_SYSROOT_DIR="$sysroot" \
+        GYROGATE_STATIC_LIBSTDCXX="$sysroot/usr/lib/gcc/aarch64-linux-gnu/14/libstdc++.a" \
         bash -c 'cd /build/src && bash deploy/build-pi.sh --cross "$1" --scratch-path /build/scratch-arm64 --output /build/gyrogate' \
         build "$sdk_name" 2>&1 | { grep -vE '^\[[0-9]+/[0-9]+\]' || true; }; then
         die "the arm64 build failed (above)"
