@@ -149,13 +149,7 @@ EOF
 build_arm64() {
     local cache=$1 out=$2 dir=$1/toolchain-sid
     ensure_toolchain "$cache"
-    # The repository's files (tracked and new, not ignored ones; Package.resolved too, so that
-    # both toolchains build the same dependency versions), with their times, so that the build
-    # folder's state stays valid from run to run.
-    local src=$dir/build/src
-    rm -rf -- "$src" && mkdir -p -- "$src"
-    { git ls-files -co --exclude-standard -z; [ -f Package.resolved ] && printf 'Package.resolved\0'; } \
-        | tar -c --null -T - -f - | tar -x -C "$src" -f - || die "could not copy the sources into $src"
+    sync_sources "$dir/build/src"
     share_git_rewrites "$dir"
     note "building in the chroot: deploy/build-pi.sh --cross $sdk_name (Swift $(in_chroot "$dir" swift --version 2>&1 | sed -n 's/.*Swift version \([0-9.]*\).*/\1/p'))"
     local sysroot=$sdk_dir/sysroot

@@ -12,7 +12,7 @@
 #   --binary PATH  package this gyrogate instead of building one (it must be for --arch)
 #   --version V    the package's version (default: the one gyrogate --version prints)
 #   --output DIR   where the .deb goes (default: dist/)
-#   --cache DIR    where the arm64 toolchain and sysroot are kept between runs (default
+#   --cache DIR    where the arm64 toolchain and sysroot and both builds are kept between runs (default
 #                  $GYROGATE_PACKAGE_CACHE, else /var/cache/gyrogate-package when root, else
 #                  .package-cache/ in the repository)
 #
@@ -75,6 +75,23 @@ done
 work=$(mktemp -d)
 trap 'rm -rf -- "$work"' EXIT
 
+# sync_sources DEST: the repository's files (tracked and new, not ignored ones; Package.resolved
+# too, so that every toolchain builds the same dependency versions) in DEST, writing only those
+# whose content differs. A build folder kept beside DEST then stays valid from run to run and
+# from clone to clone (a fresh clone's files are all new to it by their times).
+sync_sources() {
+    local dest=$1 stage=$work/sources file
+    rm -rf -- "$stage" && mkdir -p -- "$stage" "$dest"
+    { git ls-files -co --exclude-standard -z; [ ! -f Package.resolved ] || printf 'Package.resolved\0'; } \
+        | tar -c --null -T - -f - | tar -x -C "$stage" -f - || die "could not copy the sources into $stage"
+    (cd "$stage" && find . -type f -print0) | while IFS= read -r -d '' file; do
+        cmp -s -- "$stage/$file" "$dest/$file" || { mkdir -p -- "$(dirname -- "$dest/$file")" && cp -f -- "$stage/$file" "$dest/$file"; }
+    done
+    (cd "$dest" && find . -type f -print0) | while IFS= read -r -d '' file; do
+        [ -e "$stage/$file" ] || rm -f -- "$dest/$file"
+    done
+}
+
 # ---------------------------------------------------------------------------------------------
 # The binary.
 if [ -z "$binary" ]; then
@@ -88,10 +105,11 @@ if [ -z "$binary" ]; then
         amd64)
             [ "$(uname -m)" = x86_64 ] || die "--arch amd64 builds natively: this machine is $(uname -m)"
             command -v swift >/dev/null || die "swift not found: --arch amd64 builds with this machine's Swift 6.3"
-            note "bash deploy/release-build.sh --scratch-path .build-package (this machine's Swift)"
-            bash deploy/release-build.sh --scratch-path .build-package 2>&1 | { grep -vE '^\[[0-9]+/[0-9]+\]' || true; } \
-                || die "swift build failed (above)"
-            binary="$(bash deploy/release-build.sh --scratch-path .build-package --show-bin-path)/gyrogate"
+            sync_sources "$cache/amd64/src"
+            note "bash deploy/release-build.sh in $cache/amd64 (this machine's Swift)"
+            (cd "$cache/amd64/src" && bash deploy/release-build.sh --scratch-path "$cache/amd64/scratch") 2>&1 \
+                | { grep -vE '^\[[0-9]+/[0-9]+\]' || true; } || die "swift build failed (above)"
+            binary="$(cd "$cache/amd64/src" && bash deploy/release-build.sh --scratch-path "$cache/amd64/scratch" --show-bin-path)/gyrogate"
             ;;
     esac
 fi

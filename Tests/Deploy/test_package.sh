@@ -73,7 +73,7 @@ stream_check() {
     else
         fail "$what: stream check" "$(cat "$work/stream")"
     fi
-    sed -n -e '/^ *samples\/s/p' -e '/^ *delivered/p' -e '/^ *CPU %/p' -e '/^ *peak RSS/p' -e '/^ *time to stream/p' \
+    sed -n -e '/^ *samples\/s/p' -e '/^ *delivered/p' -e '/^ *CPU (%/p' -e '/^ *CPU-us per/p' -e '/^ *peak RSS/p' -e '/^ *idle RSS/p' -e '/^ *time to all/p' \
         -e '/^exact:/p' "$work/stream" | sed 's/^/    /'
 }
 
