@@ -17,7 +17,7 @@
 #                  .package-cache/ in the repository)
 #
 # arm64 needs root, mmdebstrap, and Debian's archive: the first run makes a Debian sid chroot
-# with swiftlang (about 3.3 GB) and a trixie arm64 sysroot turned into a Swift SDK, then builds
+# with swiftlang and a trixie arm64 sysroot turned into a Swift SDK, then builds
 # with deploy/build-pi.sh --cross inside the chroot; later runs reuse both and rebuild only what
 # changed. The package's maintainer scripts are made from deploy/debian/ and
 # deploy/system-setup.sh, which deploy/install.sh uses too.

@@ -11,10 +11,10 @@
 # Usage: bash Tests/Deploy/test_package.sh [--cold]   (as root)
 #   --cold   also when the arm64 toolchain is not cached yet (see below)
 # The arm64 toolchain and roots are cached in $GYROGATE_PACKAGE_CACHE (default
-# /var/cache/gyrogate-package). Making them from nothing downloads about 1 GB from Debian's
-# archive and takes far longer than the rest (docs/deployment.md, "The Debian package" has the
-# figures); without that cache and without --cold (or GYROGATE_PACKAGE_COLD=1) the arm64 part
-# is skipped, saying so, and the amd64 part runs. Missing root, mmdebstrap, qemu or a kernel
+# /var/cache/gyrogate-package). Making them from nothing downloads Debian's Swift for two
+# architectures and builds from scratch, far longer than the rest (docs/benchmarks.md, "The
+# Debian packages"); without that cache and without --cold (or GYROGATE_PACKAGE_COLD=1) the
+# arm64 part is skipped, saying so, and the amd64 part runs. Missing root, mmdebstrap, qemu or a kernel
 # without user-namespace binfmt_misc also skip, saying why.
 # Last line: "N passed, N failed"; exits non-zero when anything failed.
 set -uo pipefail
@@ -91,7 +91,7 @@ arm64=1
 warm=0
 [ -f "$cache/toolchain-sid/.gyrogate-recipe" ] && warm=1
 if [ "$warm" = 0 ] && [ "$cold" != 1 ]; then
-    skip "the arm64 package: no cached toolchain in $cache (a cold start downloads about 1 GB and takes much longer than CI allows; run bash Tests/Deploy/test_package.sh --cold once, or bash deploy/package.sh --arch arm64)"
+    skip "the arm64 package: no cached toolchain in $cache (making it from nothing takes longer than CI allows: run bash Tests/Deploy/test_package.sh --cold once, or bash deploy/package.sh --arch arm64)"
     arm64=0
 fi
 for tool in mmdebstrap qemu-aarch64-static arch-test; do
