@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(libsqlite3-dev libbluetooth-dev libmosquitto-dev mosquitto mosquitto-clients openssl systemd tzdata)
+packages=(libsqlite3-dev libbluetooth-dev libmosquitto-dev mosquitto mosquitto-clients openssl systemd tzdata
+          mmdebstrap arch-test qemu-user-static lintian binutils)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -74,6 +75,11 @@ bash Tests/Deploy/test_install.sh --binary "$PWD/.build/debug/gyrogate" || exit 
 # sensors) on free ports; a subscriber checks the documents and `gyrogate status` the sensors.
 echo "== the demo (deploy/demo.sh), headless"
 .venv/bin/python Tests/Deploy/demo_test.py --binary "$PWD/.build/debug/gyrogate" || exit 1
+# The Debian packages (deploy/package.sh): both built and linted; arm64 installed, upgraded and
+# purged in a trixie arm64 root and streaming under qemu-user; amd64 installed here. The arm64
+# toolchain is cached machine-wide; without it the arm64 part says it skipped (--cold makes it).
+echo "== the Debian packages: build, lintian, install/upgrade/purge, streaming (arm64 under qemu)"
+bash Tests/Deploy/test_package.sh || exit 1
 
 # libFuzzer over the parsers that take bytes from outside (H4/HCI, ACL/L2CAP, ATT, MetaWear,
 # the admin request head, the config loader): built with -sanitize=fuzzer,address, a brief run

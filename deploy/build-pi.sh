@@ -6,7 +6,7 @@
 #   sudo bash deploy/install.sh --binary PATH
 #
 # Usage: bash deploy/build-pi.sh [--output PATH] [--no-deps] [--scratch-path DIR]
-#            run ON the Pi (64-bit Raspberry Pi OS / Debian 12 arm64 with Swift 6.3 installed):
+#            run ON the Pi (64-bit Raspberry Pi OS / Debian arm64 with Swift 6.3 installed):
 #            installs libsqlite3-dev and libmosquitto-dev with apt-get (sudo when not root),
 #            then builds natively
 #        bash deploy/build-pi.sh --cross SDK_NAME [--output PATH] [--scratch-path DIR]
@@ -52,10 +52,12 @@ cd "$(dirname -- "$0")/.."
 
 command -v swift >/dev/null || die "swift not found: install Swift 6.3 (swift.org's aarch64 toolchain for Debian 12 on the Pi)"
 version=$(swift --version 2>&1 | sed -n 's/.*Swift version \([0-9][0-9.]*\).*/\1/p' | head -n1)
+# 6.3: swift.org's toolchain, what CI tests with; 6.2.3: Debian's swiftlang, which makes the
+# Debian package (deploy/package.sh).
 case "$version" in
-    6.3|6.3.*) ;;
-    "") echo "$me: warning: could not read the Swift version; gyrogate needs Swift 6.3" >&2 ;;
-    *) echo "$me: warning: Swift $version: gyrogate is built and tested with Swift 6.3" >&2 ;;
+    6.3|6.3.*|6.2.[3-9]|6.2.[1-9][0-9]) ;;
+    "") echo "$me: warning: could not read the Swift version; gyrogate needs Swift 6.3 or 6.2.3" >&2 ;;
+    *) echo "$me: warning: Swift $version: gyrogate is built and tested with Swift 6.3 and 6.2.3" >&2 ;;
 esac
 
 build=(bash deploy/release-build.sh)

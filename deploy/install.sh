@@ -70,6 +70,9 @@ if [ -n "$binary" ]; then
 fi
 repo=$(cd -- "$(dirname -- "$0")/.." && pwd -P)
 cd "$repo"
+# The user, folders and configuration are set up as the Debian package does (deploy/package.sh).
+GYROGATE_ROOT=$root
+. deploy/system-setup.sh
 
 real_root=0; [ -n "$root" ] || real_root=1
 if [ "$real_root" = 1 ] && [ "$(id -u)" != 0 ]; then
@@ -104,15 +107,11 @@ if [ "$uninstall" = 1 ]; then
     rm -rf -- "$(R "$doc")"
     if [ "$purge" = 1 ]; then
         note "purging $(R "$etc"), $(R "$data") (the store) and $(R "$unit").d"
-        rm -rf -- "$(R "$etc")" "$(R "$data")" "$(R "$unit").d" "$(R /run/gyrogate)"
+        gyrogate_purge_state
+        rm -rf -- "$(R "$unit").d"
         if [ "$real_root" = 1 ]; then
-            if id -u gyrogate >/dev/null 2>&1; then
-                note "removing the system user gyrogate"
-                userdel gyrogate || die "userdel gyrogate failed (is a process of it still running?)"
-            fi
-            if getent group gyrogate >/dev/null; then
-                groupdel gyrogate || die "groupdel gyrogate failed"
-            fi
+            note "removing the system user gyrogate"
+            gyrogate_remove_user || die "could not remove the system user gyrogate (above)"
         fi
     fi
     [ "$use_systemctl" = 0 ] || systemctl daemon-reload
@@ -181,19 +180,13 @@ install -m 0644 docs/*.md "$(R "$doc")/docs/"
 install -m 0644 deploy/mosquitto/*.conf "$(R "$doc")/mosquitto/"
 
 # 4. The system user, and the configuration and data folders.
-owner=()
 if [ "$real_root" = 1 ]; then
-    if ! id -u gyrogate >/dev/null 2>&1; then
-        note "creating the system user gyrogate"
-        if getent group gyrogate >/dev/null; then group_option=(--gid gyrogate); else group_option=(--user-group); fi
-        useradd --system "${group_option[@]}" --home-dir "$data" --no-create-home --shell /usr/sbin/nologin gyrogate \
-            || die "useradd gyrogate failed"
-    fi
-    owner=(-o gyrogate -g gyrogate)
+    id -u gyrogate >/dev/null 2>&1 || note "creating the system user gyrogate"
+    gyrogate_create_user || die "useradd gyrogate failed"
 else
     note "skipping the system user gyrogate (--root writes no passwd entries); create it on the target"
 fi
-install -d -m 0750 "${owner[@]}" "$(R "$etc")" "$(R "$data")"
+gyrogate_make_folders "$real_root"
 
 # 5. The configuration, from config.json, once.
 if [ -f "$(R "$config")" ]; then
@@ -201,12 +194,7 @@ if [ -f "$(R "$config")" ]; then
 else
     note "writing $(R "$config") from config.json"
     new=$(mktemp "$(R "$etc")/.config.json.XXXXXX")
-    sed -e 's#"dataDirectory": "data"#"dataDirectory": "/var/lib/gyrogate"#' \
-        -e 's#"socketPath": "data/admin.sock"#"socketPath": "/run/gyrogate/admin.sock"#' \
-        -e 's#"transport": "tcp:127.0.0.1:7001"#"transport": "hci:0"#' config.json > "$new"
-    for expected in '"dataDirectory": "/var/lib/gyrogate"' '"socketPath": "/run/gyrogate/admin.sock"' '"transport": "hci:0"'; do
-        grep -qF "$expected" "$new" || { rm -f "$new"; die "config.json: could not set $expected (config.json no longer has the demo's value for it); write $config by hand"; }
-    done
+    gyrogate_system_config < config.json > "$new" || { rm -f "$new"; die "write $config by hand (above)"; }
     chmod 0640 "$new"
     [ "$real_root" = 0 ] || chown root:gyrogate "$new"
     mv -f "$new" "$(R "$config")"

@@ -20,7 +20,7 @@
 #   every start).
 # - --no-export-dynamic: Swift's static-stdlib link exports every symbol of the program
 #   (1.8 MB of dynamic symbol tables) for dlsym, which nothing here uses.
-# - libstdc++ linked statically (native builds): the Swift runtime needs a few of its functions;
+# - libstdc++ linked statically (native builds, and cross builds given the target's archive): the Swift runtime needs a few of its functions;
 #   the shared library brought 1 MB of its own pages into every gateway's memory. A folder
 #   holding only libstdc++.a, searched first, makes the runtime's `-lstdc++` find the archive.
 set -euo pipefail
@@ -56,8 +56,16 @@ cross=0
 for argument in ${args[@]+"${args[@]}"}; do
     case "$argument" in --swift-sdk|--swift-sdk=*) cross=1 ;; esac
 done
+# A cross build names the target's archive in GYROGATE_STATIC_LIBSTDCXX (deploy/package.sh
+# does, from its sysroot); the host's gcc knows only its own.
 static_cxx=""
-archive=$(${CC:-gcc} -print-file-name=libstdc++.a 2>/dev/null || true)
+if [ -n "${GYROGATE_STATIC_LIBSTDCXX:-}" ]; then
+    archive=$GYROGATE_STATIC_LIBSTDCXX
+    [ -f "$archive" ] || { echo "deploy/release-build.sh: error: GYROGATE_STATIC_LIBSTDCXX=$archive: no such file" >&2; exit 1; }
+    cross=0
+else
+    archive=$(${CC:-gcc} -print-file-name=libstdc++.a 2>/dev/null || true)
+fi
 if [ "$cross" = 0 ] && [ -f "$archive" ]; then
     static_cxx=$(mktemp -d)
     ln -s "$archive" "$static_cxx/libstdc++.a"

@@ -40,6 +40,9 @@ against the waveform (value mismatches); duplicates = points received more than 
 gaps = n missing between 0 and the largest n received; tail = samples sent after the last
 delivered one. --check exits 1 if the gateway exits non-zero on SIGTERM, delivered/expected is
 below 0.95, duplicates or value mismatches were seen (gyrogate phase only; no timing limits).
+--exact (with --check) also requires every sample to arrive exactly once: for each device, every
+n from 0 to the last one delivered, none twice (the tail, samples the peer sent after that one,
+were in flight when the gateway stopped and are reported, not counted).
 """
 
 from __future__ import annotations
@@ -674,6 +677,7 @@ def main() -> int:
     p.add_argument("--skip-reference", action="store_true")
     p.add_argument("--json", metavar="OUT")
     p.add_argument("--check", action="store_true", help="exit 1 on a failed correctness check (gyrogate phase)")
+    p.add_argument("--exact", action="store_true", help="with --check: also fail on any gap (every sample exactly once)")
     p.add_argument("--profile", metavar="PERF_DATA", help="record the gateway with `perf record -g` during the window")
     p.add_argument("--keep-temp", action="store_true", help="keep the temporary directory (logs, stores)")
     p.add_argument("--startup-timeout", type=float, default=120.0)
@@ -734,6 +738,14 @@ def main() -> int:
             failures.append(f"{g['delivery']['duplicates']} duplicate samples")
         if g["delivery"]["mismatches"]:
             failures.append(f"{g['delivery']['mismatches']} samples do not match the waveform")
+        if args.exact:
+            for device, v in sorted(g["delivery"]["per_device"].items()):
+                if not v.get("delivered"):
+                    failures.append(f"{device}: no sample delivered")
+                elif v.get("gaps"):
+                    failures.append(f"{device}: {v['gaps']} samples missing before its last delivered one")
+            print(f"exact: {g['delivery']['delivered']} samples delivered once each, "
+                  f"{g['delivery']['tail']} sent after the last delivered ones (in flight at the stop)")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"sensors": args.sensors, "odr_hz": args.odr, "seconds": args.seconds, "gateway": args.gateway,
