@@ -49,6 +49,8 @@ extension AdminAPI {
             "notKeptSamples": counters.storeFullSamples.jsonValue, "fullEpisodes": counters.storeFullEpisodes.jsonValue,
         ]
         if let space = store.space() { status["diskFreeBytes"] = space.freeBytes.jsonValue }
+        status["writtenBytes"] = store.writes?.written().jsonValue ?? .null
+        status["writtenBytesPerDay"] = store.writes?.perDay().map { $0.rounded() }.jsonValue ?? .null
         switch await engine.storeCondition {
         case .writable:
             status["state"] = "ok"
