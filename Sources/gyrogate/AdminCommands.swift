@@ -96,7 +96,7 @@ struct Status: AsyncParsableCommand {
             ["parked", (outbox?["parked"]?.int ?? 0) == 0 ? "none" : "\(cell(outbox?["parked"], "0")) refused by the broker (\(cell(outbox?["lastParkedReason"], ""))); `gyrogate resync` retries them"],
             ["store", storeLine(status["store"] ?? [:])],
             ["writes", writesLine(status["store"] ?? [:])],
-            ["capture", "\(cell(capture?["committedSamples"], "0")) samples, \(cell(capture?["missingSamples"], "0")) missing, \(cell(capture?["commits"], "0")) commits"],
+            ["capture", "\(cell(capture?["committedSamples"], "0")) samples, \(cell(capture?["missingSamples"], "0")) missing, \(cell(capture?["commits"], "0")) commits, every \(cell(capture?["commitIntervalMs"])) ms"],
         ]
         print(table.render().split(separator: "\n", omittingEmptySubsequences: false).dropFirst().joined(separator: "\n"))
         print("")

@@ -28,6 +28,8 @@ final class AdminEndpointTests: XCTestCase {
         XCTAssertEqual(body["store"]?["evictedUnpublishedChunks"], .integer(0))
         XCTAssertGreaterThanOrEqual(body["store"]?["writtenBytes"]?.int ?? -1, 0, "what the store wrote since it opened")
         XCTAssertEqual(body["store"]?["writtenBytesPerDay"], .null, "no daily rate in the first minute")
+        XCTAssertNotNil(body["capture"]?["commitIntervalMs"]?.int)
+        XCTAssertEqual(body["capture"]?["commitIntervalSetting"]?.string, "capture.commitIntervalMs")
         XCTAssertEqual(body["sensors"]?.array?.count, 1)
 
         // Sensors
