@@ -511,10 +511,12 @@ def gateway_config(tmp: str, args, hci: int, mqtt_port: int, data_root: str) -> 
         "dataDirectory": data,
         "timeZone": "UTC",
         "bluetooth": {"transport": f"tcp:127.0.0.1:{hci}", "maxSensors": args.sensors},
-        "sensors": [{"address": f"C4:BE:84:00:00:{i + 1:02X}", "userId": "bench-user"} for i in range(args.sensors)],
+        "sensors": [{"address": f"C4:BE:84:00:00:{i + 1:02X}", "userId": "bench-user",
+                     **({"backfill": True} if args.backfill_commit_ms else {})} for i in range(args.sensors)],
         "gyro": {"odrHz": args.odr, "rangeDps": 2000},
         "accelerometer": {"enabled": False},
-        "capture": {"chunkSize": 2000, "commitIntervalMs": 1000},
+        "capture": {"chunkSize": 2000, "commitIntervalMs": 1000,
+                    **({"backfillCommitIntervalMs": args.backfill_commit_ms} if args.backfill_commit_ms else {})},
         "sessions": {"autoStart": True},
         "mqtt": {"host": "127.0.0.1", "port": mqtt_port, "clientId": f"e2e-gyrogate-{os.getpid()}-{int(time.time())}"},
         "admin": {"socketPath": os.path.join(tmp, "admin.sock"), "mode": "0600"},
@@ -762,6 +764,8 @@ def main() -> int:
     p.add_argument("--profile", metavar="PERF_DATA", help="record the gateway with `perf record -g` during the window")
     p.add_argument("--ext4", action="store_true",
                    help="data directories on a loop-mounted journalled ext4 image; report device bytes per sample")
+    p.add_argument("--backfill-commit-ms", type=int, metavar="MS",
+                   help="backfill on for every sensor and capture.backfillCommitIntervalMs MS (the gateway commits that often)")
     p.add_argument("--keep-temp", action="store_true", help="keep the temporary directory (logs, stores)")
     p.add_argument("--startup-timeout", type=float, default=120.0)
     p.add_argument("--stop-timeout", type=float, default=60.0)
