@@ -11,6 +11,7 @@ extension AdminAPI {
         let evicted = try await store.counter(GyroStore.evictedCounter)
         let pruned = try await store.counter(GyroStore.prunedCounter)
         let counters = await engine.counters
+        let commitInterval = configuration.capture.commitInterval(sensors: configuration.sensors)
         let nowSeconds = Date().timeIntervalSince1970
         var broker: [String: JSONValue] = ["state": "not implemented yet", "host": .string(configuration.mqtt.host),
                                            "port": configuration.mqtt.port.jsonValue]
@@ -36,7 +37,8 @@ extension AdminAPI {
             "capture": ["committedSamples": counters.committedSamples.jsonValue, "missingSamples": counters.missingSamples.jsonValue,
                         "gaps": counters.gaps.jsonValue, "duplicateSamples": counters.duplicateSamples.jsonValue,
                         "commits": counters.commits.jsonValue, "failedCommits": counters.failedCommits.jsonValue,
-                        "sessionsStarted": counters.sessionsStarted.jsonValue, "sessionsClosed": counters.sessionsClosed.jsonValue],
+                        "sessionsStarted": counters.sessionsStarted.jsonValue, "sessionsClosed": counters.sessionsClosed.jsonValue,
+                        "commitIntervalMs": commitInterval.ms.jsonValue, "commitIntervalSetting": .string(commitInterval.reason)],
             "sensors": .array(try await sensors()),
         ]
     }
@@ -49,6 +51,8 @@ extension AdminAPI {
             "notKeptSamples": counters.storeFullSamples.jsonValue, "fullEpisodes": counters.storeFullEpisodes.jsonValue,
         ]
         if let space = store.space() { status["diskFreeBytes"] = space.freeBytes.jsonValue }
+        status["writtenBytes"] = store.writes?.written().jsonValue ?? .null
+        status["writtenBytesPerDay"] = store.writes?.perDay().map { $0.rounded() }.jsonValue ?? .null
         switch await engine.storeCondition {
         case .writable:
             status["state"] = "ok"

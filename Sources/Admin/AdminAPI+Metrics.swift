@@ -44,6 +44,12 @@ extension AdminAPI {
         if let space = store.space() {
             text.add("store_disk_free_bytes", .gauge, "Free bytes on the data directory's filesystem.", space.freeBytes)
         }
+        if let written = store.writes?.written() {
+            text.add("store_written_bytes_total", .counter, "Bytes the gateway wrote to storage since the store opened (/proc/self/io write_bytes).", written)
+        }
+        if let perDay = store.writes?.perDay() {
+            text.add("store_written_bytes_per_day", .gauge, "store_written_bytes_total at its rate since the store opened, per day.", perDay.rounded())
+        }
         text.add("store_working_limit_bytes", .gauge, "What retention keeps the store under: the limit, or less when the disk has less room.",
                  store.workingLimit())
         text.add("uptime_seconds", .gauge, "Seconds since the admin API started.", (ContinuousClock.now - started).seconds)

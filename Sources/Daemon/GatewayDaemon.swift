@@ -64,6 +64,11 @@ public struct GatewayDaemon: Sendable {
                 logger: logger))
         logger.info("gyrogate running", metadata: ["subsystem": "daemon", "gateway": "\(configuration.gatewayId)",
                                                    "store": "\(configuration.dataDirectory)"])
+        // Never silently: a longer commit interval is a longer crash window, covered by the boards' logs.
+        let commits = configuration.capture.commitInterval(sensors: configuration.sensors)
+        let level: Logger.Level = commits.ms > configuration.capture.commitIntervalMs ? .notice
+            : configuration.capture.backfillCommitIntervalMs == nil ? .info : .warning
+        logger.log(level: level, "capture commits every \(commits.ms) ms", metadata: ["subsystem": "capture", "setting": "\(commits.reason)"])
         try await group.run()
     }
 }
@@ -84,7 +89,7 @@ extension GatewayDaemon {
             notifier.send("READY=1\nSTATUS=capturing; admin socket \(settings.socketPath)")
         }
         let watchdog = WatchdogService(notifier: notifier, store: store, engine: capture, logger: logger,
-                                       stallAfter: .milliseconds(max(10_000, 5 * configuration.capture.commitIntervalMs)))
+                                       stallAfter: .milliseconds(max(10_000, 5 * configuration.capture.commitInterval(sensors: configuration.sensors).ms)))
         return [.init(service: server), .init(service: watchdog)]
     }
 }
@@ -101,7 +106,7 @@ extension GatewayDaemon {
 extension CaptureRules {
     public init(_ configuration: GatewayConfiguration) {
         self.init(chunkSize: configuration.capture.chunkSize,
-                  commitInterval: .milliseconds(configuration.capture.commitIntervalMs),
+                  commitInterval: .milliseconds(configuration.capture.commitInterval(sensors: configuration.sensors).ms),
                   autoStart: configuration.sessions.autoStart,
                   idleTimeoutMs: Double(configuration.sessions.idleTimeoutSeconds) * 1000,
                   maxDurationMs: Double(configuration.sessions.maxDurationMinutes) * 60_000,

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import GatewayConfig
 import Glibc
+import TextTools
 import ZoneInfo
 
 /// Something `gyrogate doctor` found wrong, with what to do about it in one line.
@@ -51,6 +52,8 @@ public enum DoctorProblem: Error, Sendable, Equatable, CustomStringConvertible {
     case dataDirectoryCannotBeCreated(path: String, reason: String)
     case dataDirectoryNotWritable(path: String, reason: String)
     case lowDiskSpace(path: String, freeBytes: Int64, storeBytes: Int64, maxStoreBytes: Int)
+    /// The data directory is on an SD card and the configured load writes more than the daily budget.
+    case sdCardWear(path: String, device: String, bytesPerDay: Int64, budgetBytes: Int64)
     case diskSpaceUnknown(path: String, reason: String)
 
     // MARK: Admin socket
@@ -76,7 +79,7 @@ public enum DoctorProblem: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var severity: CheckStatus {
         switch self {
-        case .aclUnverifiable, .lowDiskSpace, .diskSpaceUnknown, .capabilitiesUnknown, .adminOwnerCannotConnect,
+        case .aclUnverifiable, .lowDiskSpace, .sdCardWear, .diskSpaceUnknown, .capabilitiesUnknown, .adminOwnerCannotConnect,
              .adminGroupWithoutAccess, .adminAllowedGroupsLockedOut, .adminOpenToEveryone:
             .warn
         default:
@@ -139,6 +142,9 @@ public enum DoctorProblem: Error, Sendable, Equatable, CustomStringConvertible {
             "cannot write in \(path): \(reason)"
         case .lowDiskSpace(let path, let free, let store, let maximum):
             "\(formatBytes(free)) free for \(path), but the store (now \(formatBytes(store))) may grow to retention.maxStoreBytes \(formatBytes(Int64(maximum)))"
+        case .sdCardWear(let path, let device, let perDay, let budget):
+            "\(path) is on the SD card \(device); the configured sensors would write about \(formatBytes(perDay)) a day to it, "
+                + "more than the budget of \(formatBytes(budget)) a day that lets a card last years"
         case .diskSpaceUnknown(let path, let reason):
             "cannot measure the free space of \(path): \(reason)"
         case .adminDirectoryNotADirectory(let path):
@@ -219,6 +225,8 @@ public enum DoctorProblem: Error, Sendable, Equatable, CustomStringConvertible {
             "set dataDirectory to a writable folder, or create \(path) for the gateway's user (`install -d -o USER \(path)`)"
         case .lowDiskSpace(_, let free, let store, _):
             "free disk space or lower retention.maxStoreBytes to at most \(max(1 << 20, free + store - free / 10)) bytes"
+        case .sdCardWear:
+            "put dataDirectory on a USB disk or SSD, or lower gyro.odrHz or the number of sensors (docs/durability.md, \"Writes\")"
         case .diskSpaceUnknown:
             "check the filesystem with `df -h`"
         case .adminDirectoryNotADirectory(let path), .adminDirectoryCannotBeCreated(let path, _), .adminDirectoryNotWritable(let path, _):
@@ -252,19 +260,6 @@ private func aclPattern(_ prefix: String, _ topic: String) -> String {
 }
 
 func octal(_ mode: Int) -> String { "0" + String(mode, radix: 8) }
-
-func formatBytes(_ bytes: Int64) -> String {
-    let units = ["B", "KiB", "MiB", "GiB", "TiB"]
-    var value = Double(bytes), unit = 0
-    while value >= 1024, unit < units.count - 1 {
-        value /= 1024
-        unit += 1
-    }
-    guard unit > 0 else { return "\(bytes) B" }
-    // One decimal as printf's "%.1f" gives it (ties to even); value is below 1024 here.
-    let tenths = Int((value * 10).rounded(.toNearestOrEven))
-    return "\(tenths / 10).\(tenths % 10) " + units[unit]
-}
 
 /// `: gyro.odrHz, mqtt.host` for the keys the problems name, or nothing.
 private func keyList(_ problems: [ConfigProblem]) -> String {

@@ -25,6 +25,7 @@ enum StorageCheck {
             return [.problem("data directory", .dataDirectoryNotWritable(path: path, reason: reason))]
         }
         results.append(diskSpace(measured: measured, dataDirectory: path, maxStoreBytes: configuration.retention.maxStoreBytes))
+        results.append(FlashWearCheck.run(configuration, measured: measured))
         return results
     }
 

@@ -82,12 +82,14 @@ extension ConfigTreeReader {
     }
 
     func capture(_ top: ObjectReader) -> CaptureSettings {
-        guard let section = top.object("capture", keys: ["chunkSize", "commitIntervalMs"]) else {
+        guard let section = top.object("capture", keys: ["chunkSize", "commitIntervalMs", "backfillCommitIntervalMs"]) else {
             return CaptureSettings(chunkSize: 2000, commitIntervalMs: 1000)
         }
         return CaptureSettings(
             chunkSize: section.integer("chunkSize", default: 2000, in: 10...10_000, unit: " points"),
-            commitIntervalMs: section.integer("commitIntervalMs", default: 1000, in: 10...1000, unit: " ms"))
+            commitIntervalMs: section.integer("commitIntervalMs", default: 1000, in: 10...1000, unit: " ms"),
+            backfillCommitIntervalMs: section.values["backfillCommitIntervalMs"] == nil ? nil
+                : section.integer("backfillCommitIntervalMs", default: 1000, in: 1000...60_000, unit: " ms"))
     }
 
     func sessions(_ top: ObjectReader) -> SessionSettings {

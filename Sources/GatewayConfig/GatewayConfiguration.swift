@@ -139,6 +139,20 @@ public struct CaptureSettings: Sendable, Equatable {
     public var chunkSize: Int
     /// Longest time between two store commits; what a crash can lose at most.
     public var commitIntervalMs: Int
+    /// The commit interval when every configured sensor has `backfill` on (1,000–60,000 ms): its
+    /// board's log then holds what a crash loses, and fewer commits write less to the card.
+    public var backfillCommitIntervalMs: Int? = nil
+
+    /// The interval capture commits at, and why: `backfillCommitIntervalMs` when it is set and
+    /// every sensor of `sensors` has backfill on, `commitIntervalMs` otherwise.
+    public func commitInterval(sensors: [SensorSettings]) -> (ms: Int, reason: String) {
+        guard let longer = backfillCommitIntervalMs else { return (commitIntervalMs, "capture.commitIntervalMs") }
+        if let without = sensors.first(where: { $0.backfill == nil }) {
+            return (commitIntervalMs, "capture.commitIntervalMs (capture.backfillCommitIntervalMs is not used: sensor \(without.address) has no backfill)")
+        }
+        if sensors.isEmpty { return (commitIntervalMs, "capture.commitIntervalMs (capture.backfillCommitIntervalMs is not used: no sensor is configured)") }
+        return (longer, "capture.backfillCommitIntervalMs (every sensor has backfill on: its board's log holds what a crash loses)")
+    }
 }
 
 public struct SessionSettings: Sendable, Equatable {

@@ -36,6 +36,8 @@ public struct GyroStore: Sendable {
     public let directory: String?
     /// Space kept free on the data directory's filesystem for the moment it fills (``StoreReserve``).
     public let reserve: StoreReserve?
+    /// What the store has written since it opened; `nil` for an in-memory store.
+    public let writes: StoreWrites?
 
     /// Opens (or creates) the store in `directory`, migrating it to the current schema.
     public static func open(directory: String, maxBytes: Int = 2 << 30, reserveBytes: Int = StoreReserve.defaultBytes,
@@ -99,6 +101,7 @@ public struct GyroStore: Sendable {
         self.quarantined = quarantined
         self.directory = directory
         self.reserve = reserve
+        writes = directory == nil ? nil : StoreWrites()
     }
 
     /// Reads that can run at once beside the writer: the publisher's outbox pass, which can wait
@@ -165,6 +168,8 @@ public struct GyroStore: Sendable {
         guard verdict == "ok" else {
             throw SQLiteError(code: SQLITE_CORRUPT, message: "quick_check: \(verdict)")
         }
+        WALFile.persist(writer)
+        WALFile.presize(path: path + "-wal", to: try WALFile.workingSize(writer))
         return writer
     }
 

@@ -3,6 +3,7 @@ import ArgumentParser
 import FoundationEssentials
 import GatewayConfig
 import JSON
+import TextTools
 
 /// Exit codes of the commands that talk to the daemon (sysexits.h).
 enum AdminExit {
@@ -94,7 +95,8 @@ struct Status: AsyncParsableCommand {
             ["outbox", "\(cell(outbox?["depth"], "0")) messages, \(cell(outbox?["bytes"], "0")) bytes, oldest \(outbox?["oldestAgeSeconds"]?.double.flatMap { Int(exactly: $0.rounded(.towardZero)) }.map { "\($0) s" } ?? "-")"],
             ["parked", (outbox?["parked"]?.int ?? 0) == 0 ? "none" : "\(cell(outbox?["parked"], "0")) refused by the broker (\(cell(outbox?["lastParkedReason"], ""))); `gyrogate resync` retries them"],
             ["store", storeLine(status["store"] ?? [:])],
-            ["capture", "\(cell(capture?["committedSamples"], "0")) samples, \(cell(capture?["missingSamples"], "0")) missing, \(cell(capture?["commits"], "0")) commits"],
+            ["writes", writesLine(status["store"] ?? [:])],
+            ["capture", "\(cell(capture?["committedSamples"], "0")) samples, \(cell(capture?["missingSamples"], "0")) missing, \(cell(capture?["commits"], "0")) commits, every \(cell(capture?["commitIntervalMs"])) ms"],
         ]
         print(table.render().split(separator: "\n", omittingEmptySubsequences: false).dropFirst().joined(separator: "\n"))
         print("")
@@ -109,6 +111,12 @@ func storeLine(_ store: JSONValue) -> String {
     guard store["state"]?.string == "full" else { return sizes }
     let since = store["fullSinceMs"]?.double.map { formatDuration(ms: Date().timeIntervalSince1970 * 1000 - $0) } ?? "?"
     return "FULL for \(since), \(cell(store["notKeptSamples"], "0")) samples not kept, \(cell(store["diskFreeBytes"])) bytes free; \(sizes)"
+}
+
+/// "N bytes since start, about M bytes a day": what the store wrote (flash wear on an SD card).
+func writesLine(_ store: JSONValue) -> String {
+    let perDay = store["writtenBytesPerDay"]?.double.map { "about \(formatBytes(Int64($0))) a day" } ?? "a daily rate after the first minute"
+    return "\(store["writtenBytes"]?.double.map { formatBytes(Int64($0)) } ?? "?") written since start, \(perDay)"
 }
 
 func printSensors(_ sensors: [JSONValue]) {

@@ -26,6 +26,10 @@ final class AdminEndpointTests: XCTestCase {
         XCTAssertEqual(body["outbox"]?["depth"], .integer(0))
         XCTAssertGreaterThan(body["store"]?["usedBytes"]?.int ?? 0, 0)
         XCTAssertEqual(body["store"]?["evictedUnpublishedChunks"], .integer(0))
+        XCTAssertGreaterThanOrEqual(body["store"]?["writtenBytes"]?.int ?? -1, 0, "what the store wrote since it opened")
+        XCTAssertEqual(body["store"]?["writtenBytesPerDay"], .null, "no daily rate in the first minute")
+        XCTAssertNotNil(body["capture"]?["commitIntervalMs"]?.int)
+        XCTAssertEqual(body["capture"]?["commitIntervalSetting"]?.string, "capture.commitIntervalMs")
         XCTAssertEqual(body["sensors"]?.array?.count, 1)
 
         // Sensors
@@ -103,7 +107,8 @@ final class AdminEndpointTests: XCTestCase {
         XCTAssertEqual(metrics.status, 200)
         XCTAssertTrue(metrics.headers["content-type"]?.hasPrefix("text/plain; version=0.0.4") == true)
         for line in ["gyrogate_sessions_started_total 2", "gyrogate_sessions_closed_total 1", "gyrogate_sessions_open 1",
-                     "# TYPE gyrogate_commits_total counter", "# TYPE gyrogate_outbox_depth gauge", "# TYPE gyrogate_store_bytes gauge"] {
+                     "# TYPE gyrogate_commits_total counter", "# TYPE gyrogate_outbox_depth gauge", "# TYPE gyrogate_store_bytes gauge",
+                     "# TYPE gyrogate_store_written_bytes_total counter"] {
             XCTAssertTrue(metrics.text.contains(line + "\n"), "metrics lack \(line):\n\(metrics.text)")
         }
         XCTAssertTrue(metrics.text.contains("gyrogate_process_resident_memory_bytes "))

@@ -8,7 +8,7 @@ import XCTest
 /// `gyrogate doctor` against real problems: one seeded problem per test, a real mosquitto
 /// broker, a listening TCP socket for the H4 transport.
 final class DoctorTests: XCTestCase {
-    static let allChecks = ["config", "transport", "capabilities", "broker", "publish", "data directory", "disk space", "admin socket", "clock"]
+    static let allChecks = ["config", "transport", "capabilities", "broker", "publish", "data directory", "disk space", "flash wear", "admin socket", "clock"]
 
     func testEverythingPassesWithAReachableTransportAndBroker() async throws {
         try requireBroker()

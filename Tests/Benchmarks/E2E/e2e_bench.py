@@ -33,6 +33,16 @@ logged `initialised` and pauses 1 s before connecting) while the peer had sent n
 (sensors at most connecting/initialising; nothing captured). "-" if no such moment was seen. Peak RSS is VmHWM, read up to
 the process's exit (so it includes the shutdown).
 
+--ext4: the data directory (the gateway's, and the reference's database) lives on a fresh
+ext4 filesystem with a journal (mkfs.ext4 defaults, as on Raspberry Pi OS; inode tables and
+journal initialised up front so no lazy-init thread writes in the window) in a 512 MiB image
+loop-mounted under the temporary directory. Per phase it reports the device's sectors written
+(field 7 of /sys/block/loopN/stat, 512 bytes each, journal and metadata included; `sync -f` on
+the filesystem at both ends of the window so the window's writes are counted and nothing from
+before it is) as bytes per sample and GB per day at that rate, and the process's own write_bytes
+(/proc/PID/io: the bytes of pages it dirtied, no journal) per sample. Needs root and a free loop
+device: without them the bench says so and runs without the option.
+
 Correctness (whole run of a phase): expected = the peer's final `samples_sent` over all sensors;
 delivered = distinct (device, n) in the realtime_data documents received, where n is recovered
 from x = int16(n) (gx * 16.4, unwrapped along each device's stream); y and z are checked
@@ -223,6 +233,67 @@ def proc_sample(pid: int) -> dict:
     return {"t": time.monotonic(), "cpu": cpu_seconds(pid),
             "threads": int(st.get("Threads", 0)), "hwm_kb": kb(st.get("VmHWM", "")),
             "rss_kb": kb(st.get("VmRSS", "")), "anon_kb": kb(st.get("RssAnon", ""))}
+
+
+def io_write_bytes(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/io") as f:
+            for line in f:
+                if line.startswith("write_bytes:"):
+                    return int(line.split()[1])
+    except (FileNotFoundError, PermissionError, ProcessLookupError):
+        pass
+    return None
+
+
+class Ext4Disk:
+    """A journalled ext4 filesystem in a loop-mounted image; counts what reaches the device."""
+
+    SIZE = 512 << 20
+
+    def __init__(self, tmp: str):
+        self.image = os.path.join(tmp, "ext4.img")
+        self.mount = os.path.join(tmp, "ext4")
+        self.device: str | None = None
+        self.mounted = False
+
+    @staticmethod
+    def unavailable() -> str | None:
+        """Why the option cannot run here, or None."""
+        if os.geteuid() != 0:
+            return "needs root (losetup, mount)"
+        for tool in ("mkfs.ext4", "losetup", "mount", "umount"):
+            if shutil.which(tool) is None:
+                return f"{tool} is missing"
+        if not os.path.exists("/dev/loop-control"):
+            return "no /dev/loop-control (loop devices unavailable)"
+        return None
+
+    def setup(self) -> str:
+        with open(self.image, "wb") as f:
+            f.truncate(self.SIZE)
+        subprocess.run(["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", self.image],
+                       check=True, capture_output=True, timeout=120)
+        self.device = subprocess.run(["losetup", "-f", "--show", self.image], check=True, capture_output=True,
+                                     text=True, timeout=30).stdout.strip()
+        os.makedirs(self.mount, exist_ok=True)
+        subprocess.run(["mount", "-t", "ext4", self.device, self.mount], check=True, capture_output=True, timeout=30)
+        self.mounted = True
+        return self.mount
+
+    def sectors_written(self) -> int:
+        """sync -f first, so what the window wrote is on the device when it is counted."""
+        subprocess.run(["sync", "-f", self.mount], check=True, timeout=60)
+        with open(f"/sys/block/{os.path.basename(self.device)}/stat") as f:
+            return int(f.read().split()[6])
+
+    def teardown(self) -> None:
+        if self.mounted:
+            subprocess.run(["umount", self.mount], capture_output=True, timeout=60)
+            self.mounted = False
+        if self.device:
+            subprocess.run(["losetup", "-d", self.device], capture_output=True, timeout=30)
+            self.device = None
 
 
 # -- peer ----------------------------------------------------------------------------------
@@ -436,17 +507,19 @@ def log_summary(path: str, limit: int = 12) -> dict:
 
 # -- a phase -------------------------------------------------------------------------------
 
-def gateway_config(tmp: str, args, hci: int, mqtt_port: int) -> str:
-    data = os.path.join(tmp, "gw-data")
+def gateway_config(tmp: str, args, hci: int, mqtt_port: int, data_root: str) -> str:
+    data = os.path.join(data_root, "gw-data")
     config = {
         "gatewayId": "e2e-bench",
         "dataDirectory": data,
         "timeZone": "UTC",
         "bluetooth": {"transport": f"tcp:127.0.0.1:{hci}", "maxSensors": args.sensors},
-        "sensors": [{"address": f"C4:BE:84:00:00:{i + 1:02X}", "userId": "bench-user"} for i in range(args.sensors)],
+        "sensors": [{"address": f"C4:BE:84:00:00:{i + 1:02X}", "userId": "bench-user",
+                     **({"backfill": True} if args.backfill_commit_ms else {})} for i in range(args.sensors)],
         "gyro": {"odrHz": args.odr, "rangeDps": 2000},
         "accelerometer": {"enabled": False},
-        "capture": {"chunkSize": 2000, "commitIntervalMs": 1000},
+        "capture": {"chunkSize": 2000, "commitIntervalMs": 1000,
+                    **({"backfillCommitIntervalMs": args.backfill_commit_ms} if args.backfill_commit_ms else {})},
         "sessions": {"autoStart": True},
         "mqtt": {"host": "127.0.0.1", "port": mqtt_port, "clientId": f"e2e-gyrogate-{os.getpid()}-{int(time.time())}"},
         "admin": {"socketPath": os.path.join(tmp, "admin.sock"), "mode": "0600"},
@@ -469,7 +542,7 @@ def initialised(name: str, tmp: str, log_path: str) -> bool:
 
 
 def run_phase(name: str, args, procs: Processes, tmp: str, broker: subprocess.Popen, mqtt_port: int,
-              sub: Subscriber) -> dict:
+              sub: Subscriber, disk: Ext4Disk | None) -> dict:
     t_phase = time.monotonic()
     say(f"{name}: starting peer ({args.sensors} sensors)")
     peer = Peer(procs, args.sensors, tmp, name)
@@ -479,11 +552,11 @@ def run_phase(name: str, args, procs: Processes, tmp: str, broker: subprocess.Po
     try:
         sub.take()
         if name == "gyrogate":
-            config = gateway_config(tmp, args, peer.hci, mqtt_port)
+            config = gateway_config(tmp, args, peer.hci, mqtt_port, disk.mount if disk else tmp)
             argv = [args.gateway, "run", "--config", config]
         else:
             argv = [sys.executable, REFERENCE, "--hci-port", str(peer.hci), "--mqtt-port", str(mqtt_port),
-                    "--sensors", str(args.sensors), "--odr", str(args.odr), "--db", os.path.join(tmp, "reference.sqlite"),
+                    "--sensors", str(args.sensors), "--odr", str(args.odr), "--db", os.path.join(disk.mount if disk else tmp, "reference.sqlite"),
                     "--client-id", f"e2e-reference-{os.getpid()}"]
         target = procs.start(argv, stdout=log_file, stderr=log_file, cwd=tmp)
         pid = target.pid
@@ -511,6 +584,8 @@ def run_phase(name: str, args, procs: Processes, tmp: str, broker: subprocess.Po
         say(f"{name}: all streaming after {time_to_stream:.1f} s; warm-up {args.warmup} s, window {args.seconds} s")
         time.sleep(args.warmup)
         poller = ThreadPoller(pid).start()
+        sectors0 = disk.sectors_written() if disk else None
+        io0 = io_write_bytes(pid)
         p0, s0 = proc_sample(pid), totals(peer.sensors())
         peer_cpu0, broker_cpu0 = cpu_seconds(peer.proc.pid), cpu_seconds(broker.pid)
         profiler = None
@@ -523,6 +598,8 @@ def run_phase(name: str, args, procs: Processes, tmp: str, broker: subprocess.Po
         if profiler is not None:
             profiler.wait(timeout=30)
         p1, s1 = proc_sample(pid), totals(peer.sensors())
+        io1 = io_write_bytes(pid)
+        sectors1 = disk.sectors_written() if disk else None
         peer_cpu1, broker_cpu1 = cpu_seconds(peer.proc.pid), cpu_seconds(broker.pid)
         window_threads = poller.stop()
         # stop: SIGTERM, follow VmHWM until the exit
@@ -575,6 +652,13 @@ def run_phase(name: str, args, procs: Processes, tmp: str, broker: subprocess.Po
         "thread_cpu": threads_by_name(window_threads, window, samples),  # where the CPU went
         "log": log_summary(log_path),
     }
+    if io0 is not None and io1 is not None and samples:
+        result["write_bytes_per_sample"] = (io1 - io0) / samples
+    if disk is not None and samples:
+        device_bytes = (sectors1 - sectors0) * 512
+        result["device_bytes"] = device_bytes
+        result["device_bytes_per_sample"] = device_bytes / samples
+        result["device_gb_per_day"] = device_bytes / window * 86400 / 1e9
     result["phase_s"] = time.monotonic() - t_phase
     say(f"{name}: done in {result['phase_s']:.1f} s (exit {exit_code})")
     return result
@@ -609,6 +693,9 @@ ROWS = [
     ("involuntary ctx switches/s", "nonvol_ctx_per_s", "{:.0f}"),
     ("threads at window end", "threads", None),
     ("threads seen in window", "threads_in_window", None),
+    ("process write_bytes per sample", "write_bytes_per_sample", "{:.1f}"),
+    ("device bytes per sample (--ext4)", "device_bytes_per_sample", "{:.1f}"),
+    ("device GB per day (--ext4)", "device_gb_per_day", "{:.2f}"),
     ("idle RSS (MB)", "idle_rss_mb", "{:.1f}"),
     ("peak RSS VmHWM (MB)", "peak_rss_mb", "{:.1f}"),
     ("RSS at window end (MB)", "rss_end_mb", "{:.1f}"),
@@ -654,7 +741,7 @@ def table(results: dict) -> str:
         if len(names) == 2:
             ratio = ""
             if key in ("cpu_s_per_M_samples", "cpu_us_per_notification", "tick_cpu_s_per_M_samples", "vol_ctx_per_s", "peak_rss_mb", "idle_rss_mb",
-                       "rss_end_mb", "cpu_pct"):
+                       "rss_end_mb", "cpu_pct", "write_bytes_per_sample", "device_bytes_per_sample"):
                 a, b = get(results[names[0]], key), get(results[names[1]], key)
                 ratio = f"{a / b:.2f}" if a is not None and b else "-"
             row.append(ratio)
@@ -679,6 +766,10 @@ def main() -> int:
     p.add_argument("--check", action="store_true", help="exit 1 on a failed correctness check (gyrogate phase)")
     p.add_argument("--exact", action="store_true", help="with --check: also fail on any gap (every sample exactly once)")
     p.add_argument("--profile", metavar="PERF_DATA", help="record the gateway with `perf record -g` during the window")
+    p.add_argument("--ext4", action="store_true",
+                   help="data directories on a loop-mounted journalled ext4 image; report device bytes per sample")
+    p.add_argument("--backfill-commit-ms", type=int, metavar="MS",
+                   help="backfill on for every sensor and capture.backfillCommitIntervalMs MS (the gateway commits that often)")
     p.add_argument("--keep-temp", action="store_true", help="keep the temporary directory (logs, stores)")
     p.add_argument("--startup-timeout", type=float, default=120.0)
     p.add_argument("--stop-timeout", type=float, default=60.0)
@@ -691,17 +782,34 @@ def main() -> int:
     procs = Processes()
     sub = None
     results: dict[str, dict] = {}
+    disk = None
+    if args.ext4:
+        why = Ext4Disk.unavailable()
+        if why:
+            say(f"--ext4 skipped: {why}; the data directories stay in {tmp}, no device figures")
+        else:
+            disk = Ext4Disk(tmp)
     try:
+        if disk is not None:
+            try:
+                say(f"ext4 image mounted on {disk.setup()} ({disk.device})")
+            except (subprocess.SubprocessError, OSError) as e:
+                detail = getattr(e, "stderr", b"") or b""
+                say(f"--ext4 skipped: could not set up the loop-mounted image ({e} {detail.decode(errors='replace').strip()})")
+                disk.teardown()
+                disk = None
         broker, mqtt_port = start_broker(procs, tmp)
         sub = Subscriber(mqtt_port)
         say(f"mosquitto on 127.0.0.1:{mqtt_port}, temp {tmp}")
-        results["gyrogate"] = run_phase("gyrogate", args, procs, tmp, broker, mqtt_port, sub)
+        results["gyrogate"] = run_phase("gyrogate", args, procs, tmp, broker, mqtt_port, sub, disk)
         if not args.skip_reference:
-            results["reference"] = run_phase("reference", args, procs, tmp, broker, mqtt_port, sub)
+            results["reference"] = run_phase("reference", args, procs, tmp, broker, mqtt_port, sub, disk)
     finally:
         if sub is not None:
             sub.close()
         procs.stop_all()
+        if disk is not None:
+            disk.teardown()
         if args.keep_temp:
             say(f"kept {tmp}")
         else:
@@ -711,6 +819,8 @@ def main() -> int:
     print(f"\ne2e bench: {args.sensors} sensors x {args.odr} Hz gyro "
           f"({'packed: each side as it chooses, see samples per notification' if args.odr > 100 else 'unpacked'}), window {args.seconds:g} s, "
           f"gateway {args.gateway}")
+    if disk is None and args.ext4:
+        print("--ext4 was skipped (see above): no device figures")
     print(table(results))
     for name, r in results.items():
         log = r["log"]
