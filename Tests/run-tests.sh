@@ -50,6 +50,12 @@ if ldd .build/debug/gyrogate | grep -E 'lib(Foundation|FoundationInternationaliz
     echo "gyrogate links full Foundation (see the libraries above): use FoundationEssentials"; exit 1
 fi
 
+# BlueZ's headers declare the kernel's HCI socket ABI; its library is GPL and must not be linked.
+echo "== the gateway links no libbluetooth (headers only)"
+if ldd .build/debug/gyrogate | grep -E 'libbluetooth'; then
+    echo "gyrogate links libbluetooth (GPL): use only its headers' structures and constants"; exit 1
+fi
+
 echo "== running tests"
 # XCTest only: the suite has no Swift Testing tests, and their empty summary would be the last line.
 swift test --skip-build --disable-swift-testing 2>&1 | grep -vE "^Test Case '.*' (started|passed)"

@@ -4,29 +4,29 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <termios.h>
 #include <unistd.h>
 
-// struct sockaddr_hci from include/net/bluetooth/hci_sock.h (kernel UAPI).
-struct chci_sockaddr_hci {
-    sa_family_t hci_family;
-    unsigned short hci_dev;
-    unsigned short hci_channel;
-};
+// BlueZ's headers (libbluetooth-dev) for the kernel's HCI socket ABI: sockaddr_hci, the
+// channels, the HCIDEV* ioctls. Headers only: nothing here calls into libbluetooth (GPL), and
+// the binary does not link it (Tests/run-tests.sh checks).
+#include <bluetooth/bluetooth.h>
+#include <bluetooth/hci.h>
 
 int chci_open_user_channel(uint16_t dev_id, int *error_number, const char **failed_step) {
-    int fd = socket(CHCI_AF_BLUETOOTH, SOCK_RAW | SOCK_CLOEXEC, CHCI_BTPROTO_HCI);
+    int fd = socket(AF_BLUETOOTH, SOCK_RAW | SOCK_CLOEXEC, BTPROTO_HCI);
     if (fd < 0) {
         *error_number = errno;
         *failed_step = "socket";
         return -1;
     }
-    struct chci_sockaddr_hci address;
+    struct sockaddr_hci address;
     memset(&address, 0, sizeof(address));
-    address.hci_family = CHCI_AF_BLUETOOTH;
+    address.hci_family = AF_BLUETOOTH;
     address.hci_dev = dev_id;
-    address.hci_channel = CHCI_HCI_CHANNEL_USER;
+    address.hci_channel = HCI_CHANNEL_USER;
     if (bind(fd, (struct sockaddr *)&address, sizeof(address)) < 0) {
         *error_number = errno;
         *failed_step = "bind";
@@ -34,6 +34,32 @@ int chci_open_user_channel(uint16_t dev_id, int *error_number, const char **fail
         return -1;
     }
     return fd;
+}
+
+int chci_adapter_is_up(uint16_t dev_id) {
+    int fd = socket(AF_BLUETOOTH, SOCK_RAW | SOCK_CLOEXEC, BTPROTO_HCI);
+    if (fd < 0) return -1;
+    struct hci_dev_info info;
+    memset(&info, 0, sizeof(info));
+    info.dev_id = dev_id;
+    int result = ioctl(fd, HCIGETDEVINFO, &info);
+    int saved = errno;
+    close(fd);
+    if (result < 0) {
+        errno = saved;
+        return -1;
+    }
+    return (info.flags & (1u << HCI_UP)) ? 1 : 0;
+}
+
+int chci_adapter_down(uint16_t dev_id) {
+    int fd = socket(AF_BLUETOOTH, SOCK_RAW | SOCK_CLOEXEC, BTPROTO_HCI);
+    if (fd < 0) return -1;
+    int result = ioctl(fd, HCIDEVDOWN, (unsigned long)dev_id);
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return result < 0 ? -1 : 0;
 }
 
 int chci_grow_receive_buffer(int fd, int bytes) {
