@@ -185,3 +185,15 @@ final class SerialTransportTests: XCTestCase {
         transport.close()
     }
 }
+
+/// Waiting for an adapter to come back: without kernel Bluetooth (here) or for another
+/// transport it is the whole timeout; the VM suite (Tests/VM, scenario c) sees it end early.
+final class AdapterEventsTests: XCTestCase {
+    func testWithoutAdapterEventsTheWaitIsTheTimeout() async throws {
+        for spec in ["hci:0", "tcp:127.0.0.1:1"] {
+            let started = ContinuousClock.now
+            try await AdapterEvents.waitForAdapter(spec, upTo: .milliseconds(50))
+            XCTAssertGreaterThanOrEqual(ContinuousClock.now - started, .milliseconds(50), spec)
+        }
+    }
+}

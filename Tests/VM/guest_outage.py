@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -141,6 +142,8 @@ def main() -> int:
     finally:
         procs.stop_all()
         log = os.path.join(tmp, "gateway.log")
+        if os.path.isdir("/mnt/out") and os.path.exists(log):
+            shutil.copy(log, "/mnt/out/gateway.log")
         if os.path.exists(log):
             with open(log, errors="replace") as f:
                 lines = [line.rstrip() for line in f if " warning " in line or " error " in line]

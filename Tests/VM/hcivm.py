@@ -222,7 +222,8 @@ def main() -> int:
 
     built = subprocess.run(["bash", os.path.join(HERE, "hcivm.sh"), "build"], capture_output=True, text=True)
     if built.returncode != 0:
-        print(f"SKIPPED: the VM cannot be built here: {(built.stderr or built.stdout).strip().splitlines()[-1:]}")
+        why = (built.stderr or built.stdout).strip().splitlines()
+        print(f"SKIPPED: the VM cannot be built here: {why[-1] if why else built.returncode}")
         return 0
     cache = built.stdout.strip().splitlines()[-1]
     say(f"kernel {open(os.path.join(cache, 'kernel.txt')).read().strip()}; accelerator {' '.join(accelerator())}")

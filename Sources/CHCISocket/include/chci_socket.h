@@ -20,6 +20,15 @@ int chci_adapter_is_up(uint16_t dev_id);
 /// would; needs CAP_NET_ADMIN). Returns 0, or -1 with errno set.
 int chci_adapter_down(uint16_t dev_id);
 
+/// Opens a non-blocking raw HCI socket that receives the kernel's adapter events (the stack's
+/// internal EVT_SI_DEVICE: an adapter registered, unregistered, up or down). Returns the
+/// descriptor, or -1 with errno set.
+int chci_open_adapter_events(void);
+
+/// Reads the next queued adapter event from `fd`: returns it (1 registered, 2 unregistered,
+/// 3 up, 4 down) with `*dev_id` set, 0 when none is queued, -1 with errno set on an error.
+int chci_read_adapter_event(int fd, uint16_t *dev_id);
+
 /// Raises the socket's receive buffer limit to `bytes` (SO_RCVBUFFORCE, which needs
 /// CAP_NET_ADMIN and passes net.core.rmem_max; SO_RCVBUF, capped there, otherwise).
 /// Returns the limit in force afterwards (as getsockopt reports it), or -1 with errno set.
