@@ -17,7 +17,8 @@ caches the kernel and initramfs):
               the gaps recorded exactly, `gyrogate status` names the controller's state
   d  caps:    the gateway as a non-root user with only the systemd unit's capabilities
   e  fast:    N boards at 400 Hz over hci:0
-  f  bench:   CPU per million samples over tcp: and hci:0 in the same VM
+  f  bench:   CPU per million samples over tcp: and hci:0 in the same VM (tcp: first, or
+              hci:0 first with --hci-first: alternate the order between runs)
 
 --quick (CI): a with 2 boards for 20 s, and c. Full (default): 4 boards, 60 s windows, every
 scenario. Exits 0 with "SKIPPED: <why>" when this machine cannot run the VM (no qemu, no
@@ -167,15 +168,21 @@ def scenario_script(name: str, args, peer: PeerProcess, tcp_peer: PeerProcess | 
         s += "grep -q 'hci0 was up: brought it down' /tmp/b.txt || { echo 'the gateway did not say it took hci0'; exit 1; }\n"
     elif name == "d":
         s += "useradd --system --no-create-home gyrogate\n"
-        s += e2e(args, peer, sensors=2, odr=100, seconds=10, json_name="d.json", extra="--run-as gyrogate") + "\n"
+        # While it streams: its user and capabilities (CAP_NET_ADMIN and CAP_NET_RAW are bits 12, 13).
+        during = ("for p in $(pgrep -x gyrogate); do grep -E \"^(Uid|CapEff)\" /proc/$p/status; done > /mnt/out/d-ids.txt")
+        s += e2e(args, peer, sensors=2, odr=100, seconds=10, json_name="d.json",
+                 extra=f"--run-as gyrogate --during '{during}'") + "\n"
+        s += ("cat /mnt/out/d-ids.txt\n"
+              "grep -q 'CapEff:.0000000000003000' /mnt/out/d-ids.txt && awk '/^Uid:/ && $2 == 0 {exit 1}' /mnt/out/d-ids.txt"
+              " || { echo 'the gateway did not run as a user with only CAP_NET_ADMIN and CAP_NET_RAW'; exit 1; }\n")
     elif name == "c":
         s += (f"{args.guest_python} {os.path.join(HERE, 'guest_outage.py')} --peer-control 10.0.2.2:{peer.control} "
               f"--gateway {args.gateway} --sensors {min(n, 2)} --away 10 --json /mnt/out/c.json\n")
     elif name == "f":
-        s += "set -e\n"
-        s += e2e(args, tcp_peer, sensors=n, odr=100, seconds=window, json_name="f-tcp.json",
-                 transport=f"tcp:10.0.2.2:{tcp_peer.hci}") + "\n"
-        s += e2e(args, peer, sensors=n, odr=100, seconds=window, json_name="f-hci.json") + "\n"
+        runs = [e2e(args, tcp_peer, sensors=n, odr=100, seconds=window, json_name="f-tcp.json",
+                    transport=f"tcp:10.0.2.2:{tcp_peer.hci}"),
+                e2e(args, peer, sensors=n, odr=100, seconds=window, json_name="f-hci.json")]
+        s += "set -e\n" + "\n".join(reversed(runs) if args.hci_first else runs) + "\n"
     return s
 
 
@@ -207,6 +214,7 @@ def main() -> int:
     p.add_argument("--sensors", type=int)
     p.add_argument("--seconds", type=float)
     p.add_argument("--gateway", help="the gateway binary (default: release if built, else debug)")
+    p.add_argument("--hci-first", action="store_true", help="f: hci:0 before tcp: (alternate the order between runs)")
     p.add_argument("--json", metavar="OUT")
     p.add_argument("--keep", action="store_true", help="keep the run folders (console, logs)")
     p.add_argument("--boot-timeout", type=float, default=600, help="seconds per scenario, boot included")
