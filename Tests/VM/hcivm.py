@@ -228,7 +228,7 @@ def main() -> int:
     args.gateway = os.path.abspath(args.gateway)
     args.guest_python = os.path.join(REPO, ".venv", "bin", "python")
 
-    built = subprocess.run(["bash", os.path.join(HERE, "hcivm.sh"), "build"], capture_output=True, text=True)
+    built = subprocess.run(["bash", os.path.join(HERE, "hcivm.sh")], capture_output=True, text=True)
     if built.returncode != 0:
         why = (built.stderr or built.stdout).strip().splitlines()
         print(f"SKIPPED: the VM cannot be built here: {why[-1] if why else built.returncode}")

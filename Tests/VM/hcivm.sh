@@ -4,8 +4,7 @@
 # overlayfs. The guest's root is the host's root shared read-only over 9p under a tmpfs overlay,
 # so the gateway, mosquitto, python and btattach of this machine run inside.
 #
-#   bash Tests/VM/hcivm.sh build     # prints the cache folder (kernel: vmlinuz, initramfs: initrd.gz)
-#   bash Tests/VM/hcivm.sh check     # exit 0 if the tools to build and boot it are here, else says what lacks
+#   bash Tests/VM/hcivm.sh     # prints the cache folder (vmlinuz, initrd.gz, kernel.txt)
 #
 # Needs: apt-get download (Debian's registry), dpkg-deb, depmod (kmod), cpio, gzip, busybox-static,
 # qemu-system-x86, bluez (btattach).
@@ -23,19 +22,11 @@ missing() {
     echo "${lacks[*]:-}"
 }
 
-case "${1:-build}" in
-check)
-    lacks=$(missing)
-    [ -z "$lacks" ] || { echo "missing: $lacks"; exit 1; }
-    exit 0 ;;
-build) ;;
-*) echo "usage: $0 build|check" >&2; exit 2 ;;
-esac
-
 lacks=$(missing)
 [ -z "$lacks" ] || { echo "cannot build the VM, missing: $lacks" >&2; exit 1; }
 mkdir -p "$cache"
-if [ -s "$cache/vmlinuz" ] && [ -s "$cache/initrd.gz" ] && [ "$cache/initrd.gz" -nt "$0" ]; then
+if [ -s "$cache/vmlinuz" ] && [ -s "$cache/initrd.gz" ] && [ "$cache/initrd.gz" -nt "$0" ] \
+    && [ "$cache/initrd.gz" -nt Tests/VM/guest-init.sh ]; then
     echo "$cache"; exit 0
 fi
 
