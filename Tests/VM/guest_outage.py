@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Inside the VM (Tests/VM/hcivm.py, scenario c): the controller vanishes and comes back.
 
-The gateway streams over hci:0; btattach is killed (the kernel unregisters hci0, as when a UART
+The gateway streams over hci:0; a reset of hci0 through the kernel is tried (the kernel refuses
+it while the user channel is held); btattach is killed (the kernel unregisters hci0, as when a UART
 controller's driver resets or a USB dongle is pulled) and started again after --away seconds (a
 new hci0 registers). Checked: the gateway's status names the controller's state while it is
 gone and after it is back; streaming resumes without a restart of the gateway; against the
@@ -79,6 +80,13 @@ def main() -> int:
         figures["to_streaming_s"] = rel.wait_streaming(peer, gw, timeout=180)
         gw.run_for(5)
         before = controller(gw)
+        # A reset through the kernel (HCIDEVRESET) of an adapter whose user channel is held.
+        reset = subprocess.run(["hciconfig", "hci0", "reset"], capture_output=True, text=True)
+        figures["kernel_reset"] = (reset.stdout + reset.stderr).strip() or f"exit {reset.returncode}"
+        base = committed(gw)
+        gw.run_for(3)
+        checks.append((committed(gw) > base and controller(gw).startswith("running"),
+                       f"hci0 reset through the kernel while held ({figures['kernel_reset']!r}): streaming went on"))
 
         stop_btattach()
         t_gone = time.monotonic()
