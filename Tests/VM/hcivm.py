@@ -177,7 +177,7 @@ def scenario_script(name: str, args, peer: PeerProcess, tcp_peer: PeerProcess | 
               " || { echo 'the gateway did not run as a user with only CAP_NET_ADMIN and CAP_NET_RAW'; exit 1; }\n")
     elif name == "c":
         s += (f"{args.guest_python} {os.path.join(HERE, 'guest_outage.py')} --peer-control 10.0.2.2:{peer.control} "
-              f"--gateway {args.gateway} --sensors {min(n, 2)} --away 10 --json /mnt/out/c.json\n")
+              f"--gateway {args.gateway} --sensors 2 --away 10 --json /mnt/out/c.json\n")
     elif name == "f":
         runs = [e2e(args, tcp_peer, sensors=n, odr=100, seconds=window, json_name="f-tcp.json",
                     transport=f"tcp:10.0.2.2:{tcp_peer.hci}"),
@@ -241,7 +241,7 @@ def main() -> int:
     t_all = time.monotonic()
     for name in scenarios:
         out = tempfile.mkdtemp(prefix=f"gyrogate-vm-{name}-")
-        peer = PeerProcess(args.sensors if name not in ("b", "d") else 2, os.path.join(out, "peer.log"))
+        peer = PeerProcess(args.sensors if name not in ("b", "c", "d") else 2, os.path.join(out, "peer.log"))
         tcp_peer = PeerProcess(args.sensors, os.path.join(out, "peer-tcp.log")) if name == "f" else None
         say(f"scenario {name}: booting (peer H4 {peer.hci}, control {peer.control}), folder {out}")
         try:
