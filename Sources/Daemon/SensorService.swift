@@ -44,7 +44,9 @@ struct SensorService: Service {
             await controller.failed(reason, retryIn: delay)
             do {
                 let wait = delay.jittered()
-                try await cancelWhenGracefulShutdown { try await Task.sleep(for: wait) }
+                // An adapter that comes back ends the wait (the kernel announces it).
+                let spec = configuration.bluetooth.transport.description
+                try await cancelWhenGracefulShutdown { try await AdapterEvents.waitForAdapter(spec, upTo: wait) }
             } catch { return }
             delay = min(delay * 2, Self.longestRetry)
         }

@@ -26,6 +26,13 @@ enum CapabilityCheck {
         return .ok("capabilities", "CAP_NET_ADMIN and CAP_NET_RAW are effective (CapEff \(String(effective, radix: 16)))")
     }
 
+    /// Whether CAP_NET_ADMIN is effective (what bringing an adapter down needs).
+    static func hasNetAdmin(statusPath: String) -> Bool {
+        guard let text = try? String(contentsOfFile: statusPath, encoding: .utf8),
+              let effective = effectiveCapabilities(in: text) else { return false }
+        return effective & (1 << netAdmin) != 0
+    }
+
     /// The `CapEff:` mask of a `/proc/PID/status` text.
     static func effectiveCapabilities(in status: String) -> UInt64? {
         for line in status.split(separator: "\n") where line.hasPrefix("CapEff:") {

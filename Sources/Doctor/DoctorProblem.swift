@@ -18,7 +18,7 @@ public enum DoctorProblem: Error, Sendable, Equatable, CustomStringConvertible {
     case adapterMissing(adapter: Int, present: [String])
     /// EBUSY: the adapter is up, usually because bluetoothd holds it.
     case adapterBusy(adapter: Int, bluetoothdRunning: Bool)
-    /// EALREADY: another program (a running gyrogate?) has the adapter's user channel.
+    /// EUSERS (EALREADY on older kernels): another program (a running gyrogate?) has the adapter's user channel.
     case adapterTaken(adapter: Int)
     /// EPERM/EACCES on the user channel.
     case adapterPermissionDenied(adapter: Int)
@@ -102,10 +102,10 @@ public enum DoctorProblem: Error, Sendable, Equatable, CustomStringConvertible {
             "there is no Bluetooth adapter hci\(adapter) (present: \(present.isEmpty ? "none" : present.joined(separator: ", ")))"
         case .adapterBusy(let adapter, let bluetoothdRunning):
             bluetoothdRunning
-                ? "hci\(adapter) is up and held by bluetoothd (bind: EBUSY); the HCI user channel needs it down and unused"
-                : "hci\(adapter) is up (bind: EBUSY); the HCI user channel needs the adapter down"
+                ? "hci\(adapter) is up and held by bluetoothd (bind: EBUSY); the HCI user channel needs it down and unused, and bluetoothd may power it up again"
+                : "hci\(adapter) is up (bind: EBUSY) and this process cannot bring it down (no CAP_NET_ADMIN); the HCI user channel needs the adapter down"
         case .adapterTaken(let adapter):
-            "another program already holds hci\(adapter)'s user channel (bind: EALREADY)"
+            "another program already holds hci\(adapter)'s user channel (bind: EUSERS)"
         case .adapterPermissionDenied(let adapter):
             "not permitted to open hci\(adapter)'s user channel (EPERM)"
         case .transportUnreachable(let transport, let reason):
@@ -189,8 +189,8 @@ public enum DoctorProblem: Error, Sendable, Equatable, CustomStringConvertible {
                 : "set bluetooth.transport to one of \(present.map { "hci:\($0.dropFirst(3))" }.joined(separator: ", "))"
         case .adapterBusy(let adapter, let bluetoothdRunning):
             bluetoothdRunning
-                ? "stop and disable bluetoothd (`systemctl disable --now bluetooth`), then `hciconfig hci\(adapter) down`"
-                : "bring the adapter down: `hciconfig hci\(adapter) down` (or `btmgmt -i hci\(adapter) power off`)"
+                ? "stop and disable bluetoothd (`systemctl disable --now bluetooth`); the gateway then brings hci\(adapter) down itself"
+                : "run with CAP_NET_ADMIN (the systemd unit grants it), or bring the adapter down: `btmgmt --index \(adapter) power off`"
         case .adapterTaken:
             "stop the program holding it (a running gyrogate: `systemctl stop gyrogate`) or use another adapter"
         case .adapterPermissionDenied:

@@ -63,8 +63,11 @@ public struct GatewayDoctor: Sendable {
     /// Every check but the configuration's, for a loaded configuration.
     public func run(_ configuration: GatewayConfiguration) async -> [CheckResult] {
         var results: [CheckResult] = []
-        results.append(await TransportCheck.run(configuration.bluetooth.transport, logger: logger))
-        results.append(CapabilityCheck.run(configuration.bluetooth.transport, statusPath: options.processStatusPath))
+        let capabilities = CapabilityCheck.run(configuration.bluetooth.transport, statusPath: options.processStatusPath)
+        results.append(await TransportCheck.run(configuration.bluetooth.transport,
+                                                canTakeAdapter: CapabilityCheck.hasNetAdmin(statusPath: options.processStatusPath),
+                                                logger: logger))
+        results.append(capabilities)
         results += await BrokerCheck.run(configuration, timeout: options.brokerTimeout, logger: logger)
         results += StorageCheck.run(configuration)
         results += AdminSocketCheck.run(configuration.admin)

@@ -5,12 +5,13 @@ import Glibc
 import Logging
 
 /// The Bluetooth transport opens: the same `TransportFactory.open` as the gateway, closed again
-/// at once (no HCI command is sent).
+/// at once (no HCI command is sent). An adapter that is up is left up: the check says whether
+/// the gateway will bring it down itself (CAP_NET_ADMIN, no bluetoothd to power it up again).
 enum TransportCheck {
-    static func run(_ transport: TransportSpec, logger: Logger) async -> CheckResult {
+    static func run(_ transport: TransportSpec, canTakeAdapter: Bool, logger: Logger) async -> CheckResult {
         let spec = transport.description
         do {
-            let opened = try await TransportFactory.open(spec, logger: logger)
+            let opened = try await TransportFactory.open(spec, takeAdapter: false, logger: logger)
             opened.close()
             switch transport {
             case .userChannel(let adapter): return .ok("transport", "\(spec): hci\(adapter)'s user channel opened and closed (adapter present, down, not held by bluetoothd)")
@@ -18,6 +19,10 @@ enum TransportCheck {
             case .serial(let device, let baud): return .ok("transport", "\(spec): \(device) opened at \(baud) baud and closed")
             }
         } catch let error as TransportError {
+            if case .userChannel(let adapter) = transport, error.errorNumber == EBUSY, canTakeAdapter,
+               TransportFactory.adapterIsUp(UInt16(adapter)) == true, !isRunning("bluetoothd") {
+                return .ok("transport", "\(spec): hci\(adapter) is up; the gateway brings it down when it starts (HCIDEVDOWN, as `btmgmt power off`)")
+            }
             return .problem("transport", problem(for: error, transport: transport))
         } catch {
             return .problem("transport", .transportFailed(transport: spec, reason: "\(error)"))
@@ -33,7 +38,7 @@ enum TransportCheck {
             case EAFNOSUPPORT?: return .bluetoothUnsupported(adapter: adapter)
             case ENODEV?: return .adapterMissing(adapter: adapter, present: presentAdapters())
             case EBUSY?: return .adapterBusy(adapter: adapter, bluetoothdRunning: isRunning("bluetoothd"))
-            case EALREADY?: return .adapterTaken(adapter: adapter)
+            case EUSERS?, EALREADY?: return .adapterTaken(adapter: adapter)
             case EPERM?, EACCES?: return .adapterPermissionDenied(adapter: adapter)
             default: return .transportFailed(transport: spec, reason: error.description)
             }

@@ -44,6 +44,19 @@ final class TransportTests: XCTestCase {
         }
     }
 
+    /// The adapter's state through the kernel's HCI ioctls: none here without Bluetooth (the VM
+    /// suite, Tests/VM, has an adapter and takes it when it is up).
+    func testAdapterStateWithoutBluetoothIsUnknown() {
+        var probe = Glibc.socket(31, Int32(SOCK_RAW.rawValue), 1)  // AF_BLUETOOTH, BTPROTO_HCI
+        if probe >= 0 { close(probe); probe = -1 }
+        if errno == EAFNOSUPPORT {
+            XCTAssertNil(TransportFactory.adapterIsUp(0))
+            XCTAssertEqual(chci_adapter_down(0), -1)
+            XCTAssertEqual(errno, EAFNOSUPPORT)
+        }
+        XCTAssertNil(TransportFactory.adapterIsUp(0xFFF0), "no such adapter")
+    }
+
     /// The user channel's buffer must hold a paced read's batch; the same call on a socket this
     /// machine has shows that the limit is raised past the system's default (as root, past
     /// net.core.rmem_max too).
@@ -170,5 +183,17 @@ final class SerialTransportTests: XCTestCase {
         let second = await packets.next()
         XCTAssertEqual(second?.h4Bytes, status)
         transport.close()
+    }
+}
+
+/// Waiting for an adapter to come back: without kernel Bluetooth (here) or for another
+/// transport it is the whole timeout; the VM suite (Tests/VM, scenario c) sees it end early.
+final class AdapterEventsTests: XCTestCase {
+    func testWithoutAdapterEventsTheWaitIsTheTimeout() async throws {
+        for spec in ["hci:0", "tcp:127.0.0.1:1"] {
+            let started = ContinuousClock.now
+            try await AdapterEvents.waitForAdapter(spec, upTo: .milliseconds(50))
+            XCTAssertGreaterThanOrEqual(ContinuousClock.now - started, .milliseconds(50), spec)
+        }
     }
 }

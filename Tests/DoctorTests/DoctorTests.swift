@@ -193,6 +193,7 @@ final class DoctorTests: XCTestCase {
         XCTAssertTrue(problem(EAFNOSUPPORT).fix.contains("tcp:HOST:PORT"))
         if case .adapterMissing(0, _) = problem(ENODEV) {} else { XCTFail("\(problem(ENODEV))") }
         if case .adapterBusy(0, _) = problem(EBUSY) {} else { XCTFail("\(problem(EBUSY))") }
+        XCTAssertEqual(problem(EUSERS), .adapterTaken(adapter: 0))
         XCTAssertEqual(problem(EALREADY), .adapterTaken(adapter: 0))
         XCTAssertEqual(problem(EPERM), .adapterPermissionDenied(adapter: 0))
     }

@@ -11,6 +11,8 @@ import Synchronization
 /// watched by the ``DataPlaneLoop``: when it is readable, the loop's thread reads it, frames
 /// the bytes with ``H4Framer`` (the user channel delivers one packet per `read`, a stream
 /// arbitrary slices; both frame the same way) and hands each packet to the host at once.
+/// A wake-up drains the descriptor (see ``Reader/readable()``), so a paced read takes every
+/// packet queued since the last one on a packet socket as on a stream.
 /// Writes are short blocking `write`s on the same thread (a few hundred bytes per packet).
 ///
 /// Lifetime: ``close()`` refuses further writes, shuts a socket down (so the other end sees
@@ -53,7 +55,8 @@ final class FileDescriptorTransport: HCITransport {
     }
 
     func start(receive: @escaping @Sendable (H4Packet) -> Void, ended: @escaping @Sendable (TransportError) -> Void) {
-        let reader = Reader(descriptor: descriptor, name: name, logger: logger, receive: receive, ended: ended)
+        let reader = Reader(descriptor: descriptor, name: name, packets: Self.isPacketSocket(descriptor), logger: logger,
+                            receive: receive, ended: ended)
         let closed = state.withLock { state -> Bool in
             if !state.closed, !state.started {
                 state.started = true
@@ -75,6 +78,15 @@ final class FileDescriptorTransport: HCITransport {
         } else {
             self.reader.withLock { $0 = reader }
         }
+    }
+
+    /// Whether each `read` returns one packet (the user channel's raw socket, a seqpacket
+    /// socket) rather than a slice of a byte stream (TCP, a tty: `ENOTSOCK`).
+    static func isPacketSocket(_ descriptor: Int32) -> Bool {
+        var type: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(descriptor, SOL_SOCKET, SO_TYPE, &type, &length) == 0 else { return false }
+        return type != Int32(SOCK_STREAM.rawValue)
     }
 
     func send(_ packet: H4Packet) throws(TransportError) {
@@ -128,6 +140,8 @@ final class FileDescriptorTransport: HCITransport {
 private final class Reader: @unchecked Sendable {
     let descriptor: Int32
     let name: String
+    /// One packet per `read` (see ``FileDescriptorTransport/isPacketSocket(_:)``).
+    let packets: Bool
     let logger: Logger
     /// Both released at the end: the host they hold holds the transport.
     private var receive: @Sendable (H4Packet) -> Void
@@ -137,40 +151,60 @@ private final class Reader: @unchecked Sendable {
     private var buffer = [UInt8](repeating: 0, count: 65536)
     private var finished = false
 
-    init(descriptor: Int32, name: String, logger: Logger, receive: @escaping @Sendable (H4Packet) -> Void,
+    init(descriptor: Int32, name: String, packets: Bool, logger: Logger, receive: @escaping @Sendable (H4Packet) -> Void,
          ended: @escaping @Sendable (TransportError) -> Void) {
         self.descriptor = descriptor
         self.name = name
+        self.packets = packets
         self.logger = logger
         self.receive = receive
         self.ended = ended
     }
 
-    /// Reads what is there and delivers every whole packet; returns why the transport ended.
+    /// Reads until the descriptor would block, at most ``maxReadsPerWakeUp`` times, and delivers
+    /// every whole packet; returns why the transport ended.
+    ///
+    /// Why a loop: a paced loop calls this once per interval, and on a packet socket one `read`
+    /// returns one packet while several boards queue hundreds per interval. A stream's `read`
+    /// returns everything up to the buffer's size, so there the loop goes on only while reads
+    /// fill the buffer: no extra `read` (to learn EAGAIN) per wake-up on the TCP path.
     func readable() -> TransportError? {
         guard !finished else { return nil }
-        let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress!, $0.count) }
-        if count < 0 {
-            let code = errno
-            if code == EINTR || code == EAGAIN { return nil }
-            return TransportError(kind: .systemCall, transport: name, operation: "read", errorNumber: code)
-        }
-        if count == 0 {
-            return TransportError(kind: .closed, transport: name, operation: "read", hint: "the controller closed the connection")
-        }
         let before = framer.discardedByteCount
-        buffer.withUnsafeBytes { framer.append(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
-        let receive = self.receive  // once per read, not per packet
-        while let packet = framer.nextPacket() {
-            receive(packet)
+        let receive = self.receive  // once per wake-up, not per packet
+        var failure: TransportError?
+        for _ in 0..<Self.maxReadsPerWakeUp {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress!, $0.count) }
+            if count < 0 {
+                let code = errno
+                if code == EINTR { continue }
+                if code != EAGAIN {
+                    failure = TransportError(kind: .systemCall, transport: name, operation: "read", errorNumber: code)
+                }
+                break
+            }
+            if count == 0 {
+                failure = TransportError(kind: .closed, transport: name, operation: "read", hint: "the controller closed the connection")
+                break
+            }
+            buffer.withUnsafeBytes { framer.append(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+            while let packet = framer.nextPacket() {
+                receive(packet)
+            }
+            if !packets, count < buffer.count { break }
         }
         if framer.discardedByteCount != before {
             logger.warning("H4 stream lost sync; bytes skipped",
                            metadata: ["subsystem": "ble", "transport": "\(name)",
                                       "skipped": "\(framer.discardedByteCount - before)"])
         }
-        return nil
+        return failure
     }
+
+    /// The bound on one wake-up's reads, so that a flooding controller cannot starve the loop's
+    /// timers and jobs: above what 8 boards at 400 Hz queue in a 500 ms paced interval (one
+    /// packet per read); what is left is read at the next wake-up.
+    static let maxReadsPerWakeUp = 2048
 
     func end(_ error: TransportError) {
         guard !finished, let ended else { return }

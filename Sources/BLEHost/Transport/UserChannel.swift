@@ -4,10 +4,25 @@ import Logging
 
 /// The Linux HCI user channel: exclusive raw access to one adapter, bypassing BlueZ.
 enum UserChannel {
-    static func open(adapter: UInt16, spec: String, loop: DataPlaneLoop, logger: Logger) throws(TransportError) -> any HCITransport {
+    /// Opens adapter `adapter`'s user channel. When the adapter is up (bluetoothd powered it,
+    /// or `btmgmt power on`) and `takeAdapter` allows, it is brought down first, as
+    /// `btmgmt power off` would, since the user channel binds only to an adapter that is down.
+    static func open(adapter: UInt16, spec: String, takeAdapter: Bool = true, loop: DataPlaneLoop,
+                     logger: Logger) throws(TransportError) -> any HCITransport {
         var code: Int32 = 0
         var step: UnsafePointer<CChar>?
-        let descriptor = chci_open_user_channel(adapter, &code, &step)
+        var descriptor = chci_open_user_channel(adapter, &code, &step)
+        if descriptor < 0, code == EBUSY, takeAdapter, chci_adapter_is_up(adapter) == 1 {
+            if chci_adapter_down(adapter) == 0 {
+                logger.warning("hci\(adapter) was up: brought it down to take its user channel",
+                              metadata: ["subsystem": "ble", "transport": "\(spec)"])
+                descriptor = chci_open_user_channel(adapter, &code, &step)
+            } else {
+                let reason = String(cString: strerror(errno))
+                logger.warning("hci\(adapter) is up and could not be brought down",
+                               metadata: ["subsystem": "ble", "transport": "\(spec)", "error": "\(reason)"])
+            }
+        }
         guard descriptor >= 0 else {
             let operation = step.map { String(cString: $0) } ?? "socket"
             throw TransportError(kind: .systemCall, transport: spec, operation: operation, errorNumber: code,
@@ -40,11 +55,12 @@ enum UserChannel {
         case ENODEV:
             return "no Bluetooth adapter hci\(adapter); check `ls /sys/class/bluetooth`"
         case EBUSY:
-            return "hci\(adapter) is up or held by bluetoothd: run `hciconfig hci\(adapter) down` / stop bluetoothd (`systemctl stop bluetooth`)"
+            return "hci\(adapter) is up or still initialising, and could not be brought down (that needs CAP_NET_ADMIN): "
+                + "power it off (`btmgmt --index \(adapter) power off`) and keep bluetoothd away from it (`systemctl disable --now bluetooth`)"
         case EPERM, EACCES:
             return "needs CAP_NET_ADMIN and CAP_NET_RAW: run as root or `setcap cap_net_admin,cap_net_raw+ep` on the binary"
-        case EALREADY:
-            return "another program already holds hci\(adapter)'s user channel"
+        case EUSERS, EALREADY:
+            return "another program already holds hci\(adapter)'s user channel (a running gyrogate?)"
         default:
             return nil
         }

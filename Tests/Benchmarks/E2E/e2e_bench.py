@@ -3,6 +3,7 @@
 
     .venv/bin/python Tests/Benchmarks/E2E/e2e_bench.py [--sensors 4] [--odr 100] [--seconds 30]
         [--gateway PATH] [--skip-reference] [--json OUT] [--check] [--keep-temp]
+        [--peer-control HOST:PORT --transport SPEC] [--during CMD] [--run-as USER]
 
 One run, everything on 127.0.0.1, in a temporary directory that is removed afterwards:
 
@@ -53,6 +54,13 @@ below 0.95, duplicates or value mismatches were seen (gyrogate phase only; no ti
 --exact (with --check) also requires every sample to arrive exactly once: for each device, every
 n from 0 to the last one delivered, none twice (the tail, samples the peer sent after that one,
 were in flight when the gateway stopped and are reported, not counted).
+
+A running peer (--peer-control; Tests/VM/hcivm.py wires one to a VM's serial line, and runs
+this inside the VM with --transport hci:0): no peer is started, its CPU is not measured, the
+gyrogate phase only. --during runs a shell command when the window starts (a fault: e.g. the
+controller's btattach killed and restarted), with GYROGATE_ADMIN_SOCKET and GYROGATE_BINARY in
+its environment, and waits for it at the window's end. --run-as starts the gateway as that user
+with only the capabilities of deploy/gyrogate.service (ambient, through setpriv).
 """
 
 from __future__ import annotations
@@ -299,7 +307,14 @@ class Ext4Disk:
 # -- peer ----------------------------------------------------------------------------------
 
 class Peer:
-    def __init__(self, procs: Processes, sensors: int, tmp: str, tag: str):
+    def __init__(self, procs: Processes, sensors: int, tmp: str, tag: str, control: str | None = None):
+        self.proc = None
+        if control:  # a running peer: only its control channel
+            host, _, port = control.rpartition(":")
+            self.hci, self.control_port = None, int(port)
+            self.sock = socket.create_connection((host, self.control_port), timeout=30)
+            self.file = self.sock.makefile("rwb")
+            return
         self.stderr = open(os.path.join(tmp, f"peer-{tag}.log"), "wb")
         self.proc = procs.start([sys.executable, PEER, "--hci-port", "0", "--control-port", "0",
                                  "--sensors", str(sensors), "--exit-with-parent"],
@@ -324,7 +339,13 @@ class Peer:
     def sensors(self) -> list[dict]:
         return self.call(cmd="status")["sensors"]
 
+    def cpu(self) -> float:
+        return cpu_seconds(self.proc.pid) if self.proc else 0.0
+
     def close(self, procs: Processes) -> None:
+        if self.proc is None:
+            self.sock.close()
+            return
         try:
             self.call(cmd="stop")
             self.proc.wait(5)
@@ -507,13 +528,28 @@ def log_summary(path: str, limit: int = 12) -> dict:
 
 # -- a phase -------------------------------------------------------------------------------
 
-def gateway_config(tmp: str, args, hci: int, mqtt_port: int, data_root: str) -> str:
+def run_as(user: str, tmp: str) -> list[str]:
+    """setpriv's prefix for `user` with only the unit's capabilities, ambient (as systemd gives them)."""
+    unit = os.path.join(REPO, "deploy", "gyrogate.service")
+    with open(unit) as f:
+        caps = next(line.split("=", 1)[1].split() for line in f if line.startswith("AmbientCapabilities="))
+    names = ",".join("+" + c.lower().removeprefix("cap_") for c in caps)
+    import pwd
+    entry = pwd.getpwnam(user)
+    for root, dirs, files in os.walk(tmp):
+        for name in [root] + [os.path.join(root, n) for n in dirs + files]:
+            os.chown(name, entry.pw_uid, entry.pw_gid)
+    return ["setpriv", f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}", "--clear-groups",
+            f"--inh-caps=-all,{names}", f"--ambient-caps=-all,{names}", f"--bounding-set=-all,{names}"]
+
+
+def gateway_config(tmp: str, args, hci: int | None, mqtt_port: int, data_root: str) -> str:
     data = os.path.join(data_root, "gw-data")
     config = {
         "gatewayId": "e2e-bench",
         "dataDirectory": data,
         "timeZone": "UTC",
-        "bluetooth": {"transport": f"tcp:127.0.0.1:{hci}", "maxSensors": args.sensors},
+        "bluetooth": {"transport": args.transport or f"tcp:127.0.0.1:{hci}", "maxSensors": args.sensors},
         "sensors": [{"address": f"C4:BE:84:00:00:{i + 1:02X}", "userId": "bench-user",
                      **({"backfill": True} if args.backfill_commit_ms else {})} for i in range(args.sensors)],
         "gyro": {"odrHz": args.odr, "rangeDps": 2000},
@@ -545,7 +581,7 @@ def run_phase(name: str, args, procs: Processes, tmp: str, broker: subprocess.Po
               sub: Subscriber, disk: Ext4Disk | None) -> dict:
     t_phase = time.monotonic()
     say(f"{name}: starting peer ({args.sensors} sensors)")
-    peer = Peer(procs, args.sensors, tmp, name)
+    peer = Peer(procs, args.sensors, tmp, name, args.peer_control)
     log_path = os.path.join(tmp, f"{name}.stderr.log")
     log_file = open(log_path, "wb")
     target = None
@@ -554,6 +590,8 @@ def run_phase(name: str, args, procs: Processes, tmp: str, broker: subprocess.Po
         if name == "gyrogate":
             config = gateway_config(tmp, args, peer.hci, mqtt_port, disk.mount if disk else tmp)
             argv = [args.gateway, "run", "--config", config]
+            if args.run_as:
+                argv = run_as(args.run_as, tmp) + argv
         else:
             argv = [sys.executable, REFERENCE, "--hci-port", str(peer.hci), "--mqtt-port", str(mqtt_port),
                     "--sensors", str(args.sensors), "--odr", str(args.odr), "--db", os.path.join(disk.mount if disk else tmp, "reference.sqlite"),
@@ -587,7 +625,11 @@ def run_phase(name: str, args, procs: Processes, tmp: str, broker: subprocess.Po
         sectors0 = disk.sectors_written() if disk else None
         io0 = io_write_bytes(pid)
         p0, s0 = proc_sample(pid), totals(peer.sensors())
-        peer_cpu0, broker_cpu0 = cpu_seconds(peer.proc.pid), cpu_seconds(broker.pid)
+        peer_cpu0, broker_cpu0 = peer.cpu(), cpu_seconds(broker.pid)
+        during = None
+        if args.during:
+            env = dict(os.environ, GYROGATE_ADMIN_SOCKET=os.path.join(tmp, "admin.sock"), GYROGATE_BINARY=args.gateway)
+            during = subprocess.Popen(["sh", "-c", args.during], env=env)
         profiler = None
         if args.profile and name == "gyrogate":
             # perf's own start-up lands in the window; its CPU is perf's, not the gateway's.
@@ -600,7 +642,9 @@ def run_phase(name: str, args, procs: Processes, tmp: str, broker: subprocess.Po
         p1, s1 = proc_sample(pid), totals(peer.sensors())
         io1 = io_write_bytes(pid)
         sectors1 = disk.sectors_written() if disk else None
-        peer_cpu1, broker_cpu1 = cpu_seconds(peer.proc.pid), cpu_seconds(broker.pid)
+        peer_cpu1, broker_cpu1 = peer.cpu(), cpu_seconds(broker.pid)
+        if during is not None:
+            say(f"{name}: --during exited with {during.wait()}")
         window_threads = poller.stop()
         # stop: SIGTERM, follow VmHWM until the exit
         hwm = p1["hwm_kb"]
@@ -645,7 +689,7 @@ def run_phase(name: str, args, procs: Processes, tmp: str, broker: subprocess.Po
         "nonvol_ctx_per_s": sum(t[3] for t in window_threads.values()) / window,
         "threads": p1["threads"], "threads_in_window": len(window_threads), "idle_rss_mb": idle_kb / 1024 if idle_kb is not None else None,
         "peak_rss_mb": hwm / 1024, "rss_end_mb": p1["rss_kb"] / 1024, "rss_anon_end_mb": p1["anon_kb"] / 1024,
-        "peer_cpu_pct": 100 * (peer_cpu1 - peer_cpu0) / window, "broker_cpu_pct": 100 * (broker_cpu1 - broker_cpu0) / window,
+        "peer_cpu_pct": 100 * (peer_cpu1 - peer_cpu0) / window if peer.proc else None, "broker_cpu_pct": 100 * (broker_cpu1 - broker_cpu0) / window,
         "time_to_stream_s": time_to_stream, "exit_code": exit_code, "stop_s": stop_seconds,
         "reconnects": sum(max(0, s.get("connections", 1) - 1) for s in final),
         "delivery": analyse(messages, final, args.odr),
@@ -773,7 +817,13 @@ def main() -> int:
     p.add_argument("--keep-temp", action="store_true", help="keep the temporary directory (logs, stores)")
     p.add_argument("--startup-timeout", type=float, default=120.0)
     p.add_argument("--stop-timeout", type=float, default=60.0)
+    p.add_argument("--peer-control", metavar="HOST:PORT", help="use this running peer (gyrogate phase only)")
+    p.add_argument("--transport", metavar="SPEC", help="the gateway's bluetooth.transport (default: the peer's H4/TCP port)")
+    p.add_argument("--during", metavar="CMD", help="shell command started when the window starts")
+    p.add_argument("--run-as", metavar="USER", help="run the gateway as USER with the unit's capabilities only")
     args = p.parse_args()
+    if args.peer_control:
+        args.skip_reference = True
     if not os.access(args.gateway, os.X_OK):
         sys.exit(f"no gateway binary at {args.gateway} (swift build -c release --product gyrogate)")
 
