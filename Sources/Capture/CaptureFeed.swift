@@ -117,7 +117,9 @@ public final class CaptureFeed: Sendable {
                 if gapReason != nil { state.lanes[lane.id].liveGap = true }
                 // A stream restarted on an earlier clock must not stall the view.
                 if last.timestampMs >= due || last.timestampMs < due - 10 * live.intervalMs - 5000 {
-                    state.lanes[lane.id].liveDueMs = last.timestampMs + live.intervalMs
+                    // On a grid, so that a rate just above the points' cannot halve them.
+                    let next = due + live.intervalMs
+                    state.lanes[lane.id].liveDueMs = next > last.timestampMs ? next : last.timestampMs + live.intervalMs
                     livePoint = (live, state.lanes[lane.id].sensor.device, last, state.lanes[lane.id].liveGap)
                     state.lanes[lane.id].liveGap = false
                 }
