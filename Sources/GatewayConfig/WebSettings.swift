@@ -22,7 +22,9 @@ public struct WebSettings: Sendable, Equatable {
 
     /// `127.0.0.0/8`, `::1` and `localhost`: addresses only this machine can reach.
     public static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+        if host == "localhost" || host == "::1" { return true }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
     }
 }
 

@@ -1,4 +1,5 @@
 import Admin
+import GatewayConfig
 import JSON
 import Logging
 import NIOCore
@@ -58,6 +59,12 @@ final class WebHTTPHandler: ChannelInboundHandler {
                         extra: [("allow", "GET, HEAD")])
         }
         let isHead = head.method == .HEAD
+        // Without a token, only a loopback name may be asked for: a web site that rebinds its own
+        // name to 127.0.0.1 must not read the page from a visitor's browser on this machine.
+        if context.settings.token == nil, !Self.isLoopbackHost(head.headers.first(name: "host") ?? "") {
+            return send(channelContext, .error(403, "forbidden", "this live view answers only to a loopback address (such as 127.0.0.1) without web.tokenFile"),
+                        head: isHead)
+        }
         // The page and its script hold no data; everything that does needs the token.
         let needsToken = request.path.hasPrefix("/api/") || request.path == "/events"
         guard !needsToken || authorised(head, request) else {
@@ -92,13 +99,13 @@ final class WebHTTPHandler: ChannelInboundHandler {
             reply(channelContext, promise.futureResult, head: isHead)
         case "/events":
             guard !isHead else { return send(channelContext, AdminResponse(status: 200, contentType: "text/event-stream", body: []), head: true) }
-            guard self.context.viewers.admit(channelContext.channel) else {
+            let lastEventId = head.headers.first(name: "last-event-id").flatMap { Int64($0) }
+            guard let first = self.context.viewers.admit(channelContext.channel, after: lastEventId ?? 0) else {
                 logger.warning("live view: too many viewers; refusing one", metadata: ["subsystem": "web", "limit": "\(self.context.viewers.limit)"])
                 return send(channelContext, .error(503, "busy", "\(self.context.viewers.limit) viewers are connected, the most web.maxViewers allows; try again later"),
                             head: false, extra: [("retry-after", "10")])
             }
-            let lastEventId = head.headers.first(name: "last-event-id").flatMap { Int64($0) }
-            let stream = LiveStream(web: self.context, after: lastEventId ?? 0)
+            let stream = LiveStream(first: first)
             do { try channelContext.pipeline.syncOperations.addHandler(stream) } catch { channelContext.close(promise: nil) }
         default:
             send(channelContext, .error(404, "not_found", "no page \(request.path.prefix(100)) here: the live view is at /"), head: isHead)
@@ -112,6 +119,18 @@ final class WebHTTPHandler: ChannelInboundHandler {
         var offered = request.query["token"] ?? ""
         if let header = head.headers.first(name: "authorization"), header.hasPrefix("Bearer ") { offered = String(header.dropFirst(7)) }
         return Self.constantTimeEqual(Array(offered.utf8), Array(token.utf8))
+    }
+
+    /// The `Host` header names this machine: `127.x.x.x`, `localhost` or `[::1]`, with any port.
+    static func isLoopbackHost(_ header: String) -> Bool {
+        var host = Substring(header.lowercased())
+        if host.hasPrefix("[") {
+            guard let close = host.firstIndex(of: "]") else { return false }
+            host = host[host.index(after: host.startIndex)..<close]
+        } else if let colon = host.lastIndex(of: ":") {
+            host = host[..<colon]
+        }
+        return WebSettings.isLoopback(String(host))
     }
 
     static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {

@@ -23,7 +23,7 @@ public struct WebServer: Service {
                 logger: Logger, eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
                 onListening: @escaping @Sendable (Int) -> Void = { _ in }) {
         self.settings = settings
-        self.context = WebContext(settings: settings, api: api, tap: tap, sensors: sensors)
+        self.context = WebContext(settings: settings, api: api, tap: tap, sensors: sensors, loop: eventLoopGroup.next())
         self.logger = logger
         self.group = eventLoopGroup
         self.onListening = onListening
@@ -81,39 +81,15 @@ struct WebContext: Sendable {
     let api: AdminAPI
     let tap: LiveTap
     let sensors: @Sendable () async -> [LiveSensor]
-    let viewers: ViewerRegistry
+    let viewers: LiveBroadcaster
 
-    init(settings: WebSettings, api: AdminAPI, tap: LiveTap, sensors: @escaping @Sendable () async -> [LiveSensor]) {
+    init(settings: WebSettings, api: AdminAPI, tap: LiveTap, sensors: @escaping @Sendable () async -> [LiveSensor], loop: any EventLoop) {
         self.settings = settings
         self.api = api
         self.tap = tap
         self.sensors = sensors
-        viewers = ViewerRegistry(limit: settings.maxViewers)
-    }
-}
-
-/// The open live streams, so that their number is capped and shutdown ends them.
-final class ViewerRegistry: Sendable {
-    let limit: Int
-    private let channels = NIOLockedValueBox<[ObjectIdentifier: any Channel]>([:])
-
-    init(limit: Int) { self.limit = limit }
-
-    /// Admits `channel` unless `limit` viewers are connected; it leaves when it closes.
-    func admit(_ channel: any Channel) -> Bool {
-        let key = ObjectIdentifier(channel)
-        let admitted = channels.withLockedValue { open in
-            guard open.count < limit else { return false }
-            open[key] = channel
-            return true
-        }
-        if admitted { channel.closeFuture.whenComplete { [channels] _ in channels.withLockedValue { _ = $0.removeValue(forKey: key) } } }
-        return admitted
-    }
-
-    var count: Int { channels.withLockedValue { $0.count } }
-
-    func closeAll() {
-        for channel in channels.withLockedValue({ Array($0.values) }) { channel.close(promise: nil) }
+        let configuration = api.configuration
+        viewers = LiveBroadcaster(limit: settings.maxViewers, tap: tap, loop: loop,
+                                  sensors: { LiveStream.sensorsJSON(await sensors(), configuration) })
     }
 }

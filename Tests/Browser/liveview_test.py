@@ -262,7 +262,7 @@ def run(args) -> None:
             wait_for(lambda: all(s["points"] > 50 for a, s in page_state(driver).items() if a != out), 10)
             time.sleep(1)
             height = driver.execute_script("return document.documentElement.scrollHeight")
-            driver.set_window_size(390, min(3200, height + 20))
+            driver.set_window_size(390, min(1500, height + 20))
             time.sleep(0.5)
             driver.save_screenshot(os.path.join(args.screenshots, "liveview-phone.png"))
             errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]

@@ -69,3 +69,12 @@ final class WebSettingsTests: XCTestCase {
         }
     }
 }
+
+extension WebSettingsTests {
+    func testLoopbackIsAnAddressNotANamePrefix() {
+        for host in ["127.0.0.1", "127.1.2.3", "localhost", "::1"] { XCTAssertTrue(WebSettings.isLoopback(host), host) }
+        for host in ["127.example.com", "127.0.0.1.example.com", "0.0.0.0", "192.168.1.2", "", "127.0.0.256"] {
+            XCTAssertFalse(WebSettings.isLoopback(host), host)
+        }
+    }
+}

@@ -612,7 +612,7 @@ class Viewers:
     def _run(self, i: int) -> None:
         try:
             with socket.create_connection(("127.0.0.1", self.port), timeout=5) as sock:
-                sock.sendall(b"GET /events HTTP/1.1\r\nHost: bench\r\nAccept: text/event-stream\r\n\r\n")
+                sock.sendall(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
                 sock.settimeout(0.5)
                 while not self.stopping.is_set():
                     try:
