@@ -60,8 +60,17 @@ public final class LiveTap: Sendable {
     public func points(after: Int64) -> (points: [Point], last: Int64) {
         state.withLock { state in
             var result: [Point] = []
+            guard after < state.sequence else { return (result, state.sequence) }
             for ring in state.rings.values {
-                for point in ring.points where point.sequence > after { result.append(point) }
+                // Newest first from the slot before `next`, until one that was already read.
+                var newer: [Point] = []
+                var index = ring.next
+                for _ in 0..<ring.points.count {
+                    index = index == 0 ? ring.points.count - 1 : index - 1
+                    guard ring.points[index].sequence > after else { break }
+                    newer.append(ring.points[index])
+                }
+                result += newer.reversed()
             }
             result.sort { $0.sequence < $1.sequence }
             return (result, state.sequence)

@@ -8,13 +8,14 @@ import NIOHTTP1
 /// Sends the live points and the sensors' state to every viewer: one timer, one read of the tap
 /// and one encoding per tick whatever the number of viewers, and no timer while nobody watches.
 ///
-/// A tick every 500 ms: the data plane reads its sensors in batches (`bluetooth.readIntervalMs`,
-/// 500 ms by default), so a shorter tick mostly finds nothing new; the page draws the traces
-/// against time, so they scroll smoothly either way. The sensors' state goes out every second.
+/// A tick every second, the sensors' state every other tick: each tick wakes the gateway, and at
+/// a few hundred samples per second the gateway's own work is a fraction of a millisecond per
+/// second, so the viewers' wake-ups are what a viewer costs (docs/benchmarks.md, "Live view").
+/// The page draws the traces against time, so they scroll smoothly between ticks.
 /// A viewer whose socket is not writable misses a tick's points (its trace shows a break)
 /// rather than being buffered for, so slow viewers cannot grow the gateway's memory.
 final class LiveBroadcaster: Sendable {
-    static let tick: TimeAmount = .milliseconds(500)
+    static let tick: TimeAmount = .seconds(1)
 
     let limit: Int
     private let tap: LiveTap

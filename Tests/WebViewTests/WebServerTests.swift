@@ -133,7 +133,7 @@ final class WebServerTests: XCTestCase {
         let last = f.tap.points(after: 0).last
         XCTAssertTrue(first.contains("id: \(last)"))
         // Reconnecting with the last id: nothing was missed, so no points come.
-        let resumed = try get(f.port, "/events", headers: "Last-Event-ID: \(last)\r\n", seconds: 1)
+        let resumed = try get(f.port, "/events", headers: "Last-Event-ID: \(last)\r\n", seconds: 1.5)
         XCTAssertFalse(resumed.contains("event: points"), resumed)
         XCTAssertTrue(resumed.contains("event: sensors"))
 
