@@ -260,7 +260,7 @@ def run(args) -> None:
             driver = make_driver(390, 844)
             driver.get(f"{base}/?token={TOKEN}")
             wait_for(lambda: all(s["points"] > 50 for a, s in page_state(driver).items() if a != out), 10)
-            time.sleep(1)
+            time.sleep(4.5)  # two sensors events (samples/s) and the status have arrived
             height = driver.execute_script("return document.documentElement.scrollHeight")
             driver.set_window_size(390, min(1500, height + 20))
             time.sleep(0.5)
