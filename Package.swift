@@ -84,6 +84,20 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The live view: a read-only page with Server-Sent Events on TCP, assets in the binary.
+        .target(
+            name: "WebView",
+            dependencies: [
+                "Admin", "Capture", "GatewayConfig", "JSON",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
         // libmosquitto (apt: libmosquitto-dev), the MQTT client library.
         .systemLibrary(name: "CMalloc"),
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
@@ -99,7 +113,7 @@ let package = Package(
         .target(
             name: "Daemon",
             dependencies: [
-                "GatewayConfig", "GyroStore", "Capture", "PosixThreads", "Admin", "MQTTPublisher", "Sensors", "BLEHost", "MetaWear", "CMalloc", "JSON", "TextTools", "ZoneInfo",
+                "GatewayConfig", "GyroStore", "Capture", "PosixThreads", "Admin", "WebView", "MQTTPublisher", "Sensors", "BLEHost", "MetaWear", "CMalloc", "JSON", "TextTools", "ZoneInfo",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -181,6 +195,8 @@ let package = Package(
             name: "MQTTPublisherTests",
             dependencies: ["MQTTPublisher", "Capture", "GyroStore", "TestSupport", "CMosquitto", .product(name: "Logging", package: "swift-log")]
         ),
+        .testTarget(name: "WebViewTests", dependencies: ["WebView", "Admin", "Capture", "GyroStore", "GatewayConfig", "TestSupport",
+                                                       .product(name: "NIOCore", package: "swift-nio")]),
         .testTarget(name: "DoctorTests", dependencies: ["Doctor", "GatewayConfig", "TestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "GyroStore", "ZoneInfo", "TestSupport"]),
         // Home Assistant MQTT discovery against a real mosquitto.

@@ -108,6 +108,20 @@ echo "== the demo (deploy/demo.sh), headless"
 echo "== the Debian packages: build, lintian, install/upgrade/purge, streaming (arm64 under qemu)"
 bash Tests/Deploy/test_package.sh || exit 1
 
+# The live view in a real browser: Debian's chromium headless, driven by Selenium, against three
+# emulated sensors and mosquitto; it refreshes docs/liveview-*.png. A machine where chromium or
+# Selenium cannot be installed skips it and says why (the test prints SKIPPED), without failing.
+echo "== the live view in headless chromium (Selenium)"
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+    as_root=""
+    [ "$(id -u)" = 0 ] || as_root="sudo"
+    { $as_root apt-get update -qq && DEBIAN_FRONTEND=noninteractive $as_root apt-get install -y -qq --no-install-recommends \
+        chromium chromium-driver >/dev/null; } 2>&1 | tail -3 || echo "(chromium could not be installed)"
+fi
+.venv/bin/python -c "import selenium" 2>/dev/null || .venv/bin/pip install -q -r Tests/Browser/requirements.txt 2>&1 | tail -3 \
+    || echo "(Selenium could not be installed)"
+timeout 300 .venv/bin/python Tests/Browser/liveview_test.py --gateway "$PWD/.build/debug/gyrogate" --screenshots docs || exit 1
+
 # libFuzzer over the parsers that take bytes from outside (H4/HCI, ACL/L2CAP, ATT, MetaWear,
 # the admin request head, the config loader): built with -sanitize=fuzzer,address, a brief run
 # of each from its committed seed corpus. Tests/Fuzz/run.sh --runs 2000000 is the long run.

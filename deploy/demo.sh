@@ -69,7 +69,8 @@ if [ -z "$binary" ]; then
     binary=.build/release/gyrogate
 fi
 "$binary" check-config "$config"
-echo "== gyrogate run --config $config (try: $binary status --config $config)"
+web=$(python3 -c 'import json, sys; w = json.load(open(sys.argv[1])).get("web"); print(w["listen"] if w else "")' "$config" 2>/dev/null || true)
+echo "== gyrogate run --config $config (try: $binary status --config $config${web:+; the live view: http://$web/})"
 "$binary" run --config "$config" &
 gateway=$!
 pids+=("$gateway")

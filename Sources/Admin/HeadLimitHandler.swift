@@ -8,9 +8,9 @@ import NIOCore
 /// the admin API's requests are tiny. The server answers one request per connection, so once a
 /// head has been seen, the rest of the stream (the body) passes through unexamined; the body's
 /// own limit is enforced after parsing.
-final class HeadLimitHandler: ChannelInboundHandler {
-    typealias InboundIn = ByteBuffer
-    typealias InboundOut = ByteBuffer
+public final class HeadLimitHandler: ChannelInboundHandler {
+    public typealias InboundIn = ByteBuffer
+    public typealias InboundOut = ByteBuffer
 
     let maxRequestLine: Int
     let maxHead: Int
@@ -24,12 +24,12 @@ final class HeadLimitHandler: ChannelInboundHandler {
     private var headDone = false
     private var rejected = false
 
-    init(maxRequestLine: Int, maxHead: Int) {
+    public init(maxRequestLine: Int, maxHead: Int) {
         self.maxRequestLine = maxRequestLine
         self.maxHead = maxHead
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if rejected { return }
         let buffer = unwrapInboundIn(data)
         if headDone {

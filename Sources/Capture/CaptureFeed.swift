@@ -58,6 +58,10 @@ public final class CaptureFeed: Sendable {
         /// The run this stream's next samples may continue: its last one since the engine took
         /// the feed, unless a button press of the sensor came after it.
         var lastRun: Int?
+        /// Sample time (ms) from which this stream's next notification goes to the live tap.
+        var liveDueMs = -Double.infinity
+        /// Whether a gap came since the last point sent to the live tap.
+        var liveGap = false
     }
 
     private struct State {
@@ -69,6 +73,8 @@ public final class CaptureFeed: Sendable {
         var lanes: [LaneState] = []
         /// Called when the first item arrives in an empty feed (the committer's alarm).
         var wake: (@Sendable () -> Void)?
+        /// The live view's tap, when a page is served; it sees the gyro streams only.
+        var live: LiveTap?
 
         mutating func lane(sensor: SensorIdentity, stream: SensorStream) -> Int {
             if let id = lanes.firstIndex(where: { $0.stream == stream && $0.sensor == sensor }) { return id }
@@ -102,8 +108,22 @@ public final class CaptureFeed: Sendable {
                        receivedAt: @autoclosure () -> ContinuousClock.Instant, count: Int,
                        sample: (Int) -> StoredSample) {
         guard count > 0 else { return }
+        var livePoint: (tap: LiveTap, device: String, sample: StoredSample, gap: Bool)?
         let wake: (@Sendable () -> Void)? = state.withLock { state in
             state.samples += count
+            if let live = state.live, state.lanes[lane.id].stream == .gyro {
+                let last = sample(count - 1)
+                let due = state.lanes[lane.id].liveDueMs
+                if gapReason != nil { state.lanes[lane.id].liveGap = true }
+                // A stream restarted on an earlier clock must not stall the view.
+                if last.timestampMs >= due || last.timestampMs < due - 10 * live.intervalMs - 5000 {
+                    // On a grid, so that a rate just above the points' cannot halve them.
+                    let next = due + live.intervalMs
+                    state.lanes[lane.id].liveDueMs = next > last.timestampMs ? next : last.timestampMs + live.intervalMs
+                    livePoint = (live, state.lanes[lane.id].sensor.device, last, state.lanes[lane.id].liveGap)
+                    state.lanes[lane.id].liveGap = false
+                }
+            }
             if gapReason == nil, let index = state.lanes[lane.id].lastRun,
                state.runs[index].extend(firstIndex: firstIndex, odrHz: odrHz, range: range, count: count, sample: sample) {
                 return nil
@@ -120,6 +140,10 @@ public final class CaptureFeed: Sendable {
             return state.entries.count == 1 ? state.wake : nil
         }
         wake?()
+        if let live = livePoint {
+            live.tap.record(device: live.device, timestampMs: live.sample.timestampMs, x: live.sample.x, y: live.sample.y,
+                            z: live.sample.z, gap: live.gap)
+        }
     }
 
     public func toggleSession(_ sensor: SensorIdentity, atMs: Double) {
@@ -135,6 +159,11 @@ public final class CaptureFeed: Sendable {
     /// button press: the committer, which then knows when the next commit is due without polling.
     func setWake(_ wake: (@Sendable () -> Void)?) {
         state.withLock { $0.wake = wake }
+    }
+
+    /// Sends a few points per second of every gyro stream to `tap` (the live view), from now on.
+    public func setLiveTap(_ tap: LiveTap?) {
+        state.withLock { $0.live = tap }
     }
 
     /// Takes everything appended so far, oldest first (each sensor's items in order).

@@ -74,7 +74,8 @@ public struct GatewayDaemon: Sendable {
 }
 
 extension GatewayDaemon {
-    /// The admin socket and the systemd watchdog; READY=1 is sent once the socket listens.
+    /// The admin socket, the systemd watchdog and the live view; READY=1 is sent once the
+    /// socket listens.
     func adminServices() throws -> [ServiceGroupConfiguration.ServiceConfiguration] {
         let notifier = SystemdNotifier(environment: ProcessInfo.processInfo.environment)
         let settings = configuration.admin
@@ -90,7 +91,7 @@ extension GatewayDaemon {
         }
         let watchdog = WatchdogService(notifier: notifier, store: store, engine: capture, logger: logger,
                                        stallAfter: .milliseconds(max(10_000, 5 * configuration.capture.commitInterval(sensors: configuration.sensors).ms)))
-        return [.init(service: server), .init(service: watchdog)]
+        return [.init(service: server), .init(service: watchdog)] + webServices(api: api)
     }
 }
 

@@ -30,6 +30,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var boards: BoardSettings = BoardSettings()
     /// Home Assistant MQTT discovery: off unless the optional `homeAssistant` section enables it.
     public var homeAssistant: HomeAssistantSettings = HomeAssistantSettings()
+    /// The live-view page: off (`nil`) unless the optional `web` section names `listen`.
+    public var web: WebSettings?
 }
 
 /// Home Assistant MQTT discovery (`homeAssistant`): when enabled, the gateway publishes

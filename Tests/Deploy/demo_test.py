@@ -121,6 +121,8 @@ def main() -> int:
     config["dataDirectory"] = os.path.join(tmp, "data")
     config["admin"]["socketPath"] = os.path.join(tmp, "admin.sock")
     config["bluetooth"]["transport"] = f"tcp:127.0.0.1:{hci_port}"
+    if "web" in config:
+        config["web"]["listen"] = f"127.0.0.1:{free_port()}"
     config["mqtt"].update({"host": "127.0.0.1", "port": mqtt_port, "clientId": f"gyrogate-demo-test-{os.getpid()}"})
     config_path = os.path.join(tmp, "config.json")
     with open(config_path, "w") as f:

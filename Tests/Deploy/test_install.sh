@@ -86,6 +86,7 @@ config="$root/etc/gyrogate/config.json"
 check "config written" test -f "$config"
 check "config: dataDirectory /var/lib/gyrogate" test "$(json "$config" 'c["dataDirectory"]')" = /var/lib/gyrogate
 check "config: admin.socketPath /run/gyrogate/admin.sock" test "$(json "$config" 'c["admin"]["socketPath"]')" = /run/gyrogate/admin.sock
+check "config: the live view listens on loopback only" test "$(json "$config" 'c["web"]["listen"].split(":")[0]')" = 127.0.0.1
 check "config: bluetooth.transport hci:0" test "$(json "$config" 'c["bluetooth"]["transport"]')" = hci:0
 same_otherwise() {
     python3 - "$config" config.json <<'EOF'

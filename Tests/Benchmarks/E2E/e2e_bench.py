@@ -2,7 +2,7 @@
 """End-to-end benchmark: emulated MetaWear sensors -> gyrogate (release) -> mosquitto -> subscriber.
 
     .venv/bin/python Tests/Benchmarks/E2E/e2e_bench.py [--sensors 4] [--odr 100] [--seconds 30]
-        [--gateway PATH] [--skip-reference] [--json OUT] [--check] [--keep-temp]
+        [--gateway PATH] [--skip-reference] [--json OUT] [--check] [--keep-temp] [--viewers N]
         [--peer-control HOST:PORT --transport SPEC] [--during CMD] [--run-as USER]
 
 One run, everything on 127.0.0.1, in a temporary directory that is removed afterwards:
@@ -43,6 +43,11 @@ the filesystem at both ends of the window so the window's writes are counted and
 before it is) as bytes per sample and GB per day at that rate, and the process's own write_bytes
 (/proc/PID/io: the bytes of pages it dirtied, no journal) per sample. Needs root and a free loop
 device: without them the bench says so and runs without the option.
+
+Live view (--viewers N, N > 0): the gateway's `web` listener on a free loopback port, and N
+Server-Sent Events clients (threads of this script, reading and counting `/events`) connected
+from when every sensor streams until the end of the window; their events and bytes per second
+are reported. Compare the gateway's CPU per M samples with --viewers 0 in alternating runs.
 
 Correctness (whole run of a phase): expected = the peer's final `samples_sent` over all sensors;
 delivered = distinct (device, n) in the realtime_data documents received, where n is recovered
@@ -560,6 +565,9 @@ def gateway_config(tmp: str, args, hci: int | None, mqtt_port: int, data_root: s
         "mqtt": {"host": "127.0.0.1", "port": mqtt_port, "clientId": f"e2e-gyrogate-{os.getpid()}-{int(time.time())}"},
         "admin": {"socketPath": os.path.join(tmp, "admin.sock"), "mode": "0600"},
     }
+    if args.viewers > 0:
+        args.web_port = free_port()
+        config["web"] = {"listen": f"127.0.0.1:{args.web_port}", "maxViewers": max(4, args.viewers)}
     path = os.path.join(tmp, "gyrogate.json")
     with open(path, "w") as f:
         json.dump(config, f, indent=2)
@@ -620,7 +628,9 @@ def run_phase(name: str, args, procs: Processes, tmp: str, broker: subprocess.Po
             time.sleep(0.05 if idle_kb is None else 0.2)
         time_to_stream = time.monotonic() - t_start
         say(f"{name}: all streaming after {time_to_stream:.1f} s; warm-up {args.warmup} s, window {args.seconds} s")
+        viewers = Viewers(args.web_port, args.viewers) if name == "gyrogate" and args.viewers > 0 else None
         time.sleep(args.warmup)
+        v0 = viewers.counts() if viewers else (0, 0)
         poller = ThreadPoller(pid).start()
         sectors0 = disk.sectors_written() if disk else None
         io0 = io_write_bytes(pid)
@@ -646,6 +656,9 @@ def run_phase(name: str, args, procs: Processes, tmp: str, broker: subprocess.Po
         if during is not None:
             say(f"{name}: --during exited with {during.wait()}")
         window_threads = poller.stop()
+        v1 = viewers.counts() if viewers else (0, 0)
+        if viewers:
+            viewers.stop()
         # stop: SIGTERM, follow VmHWM until the exit
         hwm = p1["hwm_kb"]
         t_term = time.monotonic()
@@ -693,6 +706,10 @@ def run_phase(name: str, args, procs: Processes, tmp: str, broker: subprocess.Po
         "time_to_stream_s": time_to_stream, "exit_code": exit_code, "stop_s": stop_seconds,
         "reconnects": sum(max(0, s.get("connections", 1) - 1) for s in final),
         "delivery": analyse(messages, final, args.odr),
+        "viewers": args.viewers if name == "gyrogate" else 0,
+        "viewers_refused": viewers.refused if viewers else 0,
+        "viewer_events_per_s": (v1[0] - v0[0]) / window if viewers else None,
+        "viewer_kb_per_s": (v1[1] - v0[1]) / 1024 / window if viewers else None,
         "thread_cpu": threads_by_name(window_threads, window, samples),  # where the CPU went
         "log": log_summary(log_path),
     }
@@ -706,6 +723,50 @@ def run_phase(name: str, args, procs: Processes, tmp: str, broker: subprocess.Po
     result["phase_s"] = time.monotonic() - t_phase
     say(f"{name}: done in {result['phase_s']:.1f} s (exit {exit_code})")
     return result
+
+
+# -- live-view viewers -----------------------------------------------------------------------
+
+class Viewers:
+    """N Server-Sent Events clients of the gateway's live view, each a thread that reads and
+    counts `/events` until stopped (or the gateway closes the stream)."""
+
+    def __init__(self, port: int, count: int):
+        self.port, self.stopping = port, threading.Event()
+        self.events = [0] * count
+        self.bytes = [0] * count
+        self.refused = 0
+        self.threads = [threading.Thread(target=self._run, args=(i,), daemon=True) for i in range(count)]
+        for t in self.threads:
+            t.start()
+
+    def _run(self, i: int) -> None:
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=5) as sock:
+                sock.sendall(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
+                sock.settimeout(0.5)
+                while not self.stopping.is_set():
+                    try:
+                        data = sock.recv(65536)
+                    except socket.timeout:
+                        continue
+                    if not data:
+                        return
+                    if self.bytes[i] == 0 and b" 503 " in data.split(b"\r\n", 1)[0]:
+                        self.refused += 1
+                        return
+                    self.bytes[i] += len(data)
+                    self.events[i] += data.count(b"\n\n")
+        except OSError:
+            pass
+
+    def counts(self) -> tuple[int, int]:
+        return sum(self.events), sum(self.bytes)
+
+    def stop(self) -> None:
+        self.stopping.set()
+        for t in self.threads:
+            t.join(2)
 
 
 # -- output --------------------------------------------------------------------------------
@@ -760,6 +821,10 @@ ROWS = [
     ("realtime_data documents", "delivery.chunk_documents", None),
     ("records documents (distinct)", "delivery.records", None),
     ("records: samples / expected", None, None),
+    ("live-view viewers", "viewers", None),
+    ("viewers refused", "viewers_refused", None),
+    ("viewer events/s (all viewers)", "viewer_events_per_s", "{:.1f}"),
+    ("viewer KB/s (all viewers)", "viewer_kb_per_s", "{:.1f}"),
     ("phase wall time (s)", "phase_s", "{:.1f}"),
 ]
 
@@ -821,6 +886,8 @@ def main() -> int:
     p.add_argument("--transport", metavar="SPEC", help="the gateway's bluetooth.transport (default: the peer's H4/TCP port)")
     p.add_argument("--during", metavar="CMD", help="shell command started when the window starts")
     p.add_argument("--run-as", metavar="USER", help="run the gateway as USER with the unit's capabilities only")
+    p.add_argument("--viewers", type=int, default=0, metavar="N",
+                   help="enable the live view and connect N Server-Sent Events clients through the window")
     args = p.parse_args()
     if args.peer_control:
         args.skip_reference = True
@@ -908,7 +975,7 @@ def main() -> int:
                   f"{g['delivery']['tail']} sent after the last delivered ones (in flight at the stop)")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"sensors": args.sensors, "odr_hz": args.odr, "seconds": args.seconds, "gateway": args.gateway,
+            json.dump({"sensors": args.sensors, "odr_hz": args.odr, "seconds": args.seconds, "gateway": args.gateway, "viewers": args.viewers,
                        "wall_s": total, "phases": results, "check_failures": failures}, f, indent=2)
     if args.check:
         print("CHECK " + ("PASSED" if not failures else "FAILED: " + "; ".join(failures)))
