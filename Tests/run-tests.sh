@@ -59,9 +59,23 @@ fi
 
 echo "== running tests"
 # XCTest only: the suite has no Swift Testing tests, and their empty summary would be the last line.
-swift test --skip-build --disable-swift-testing 2>&1 | grep -vE "^Test Case '.*' (started|passed)"
+xctest_log=$(mktemp)
+swift test --skip-build --disable-swift-testing 2>&1 | tee "$xctest_log" | grep -vE "^Test Case '.*' (started|passed)"
 tests=${PIPESTATUS[0]}
-[ "$tests" = 0 ] || exit "$tests"
+if [ "$tests" != 0 ]; then
+    # The tests against the emulated board measure gaps across link drops and resets in real
+    # time; on a loaded machine one can be off by a few samples. A failed test runs once more,
+    # named here as FLAKY when it passes then; a second failure fails the suite.
+    failed=$(sed -nE "s/^Test Case '([A-Za-z0-9_]+)\.([A-Za-z0-9_]+)' failed.*/\1\/\2/p" "$xctest_log" | sort -u)
+    [ -n "$failed" ] || exit "$tests"
+    echo "== running the failed tests once more: $(echo $failed)"
+    swift test --skip-build --disable-swift-testing --filter "$(echo "$failed" | sed 's/$/$/' | paste -sd'|')" 2>&1 \
+        | grep -vE "^Test Case '.*' (started|passed)"
+    tests=${PIPESTATUS[0]}
+    [ "$tests" = 0 ] || exit "$tests"
+    echo "FLAKY (failed once, passed on the second run): $(echo $failed)"
+fi
+rm -f "$xctest_log"
 
 # The whole gateway as a process: emulated sensors over H4/TCP, a real mosquitto, a subscriber
 # that checks every sample; briefly and for correctness only (no timing limits).
