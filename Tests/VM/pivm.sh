@@ -40,6 +40,7 @@ fi
 kmod_root=kernel-extract
 release=$(ls $kmod_root/usr/lib/modules | head -1)
 modules=$kmod_root/usr/lib/modules/$release
+[ -e $kmod_root/lib ] || ln -s usr/lib $kmod_root/lib
 [ -s "$modules/modules.dep" ] || depmod -b $kmod_root "$release"
 cp $kmod_root/boot/vmlinuz-"$release" vmlinuz
 echo "linux-image-$release (trixie arm64)" > kernel.txt
@@ -102,6 +103,8 @@ Wants=network-online.target
 [Service]
 Type=simple
 ExecStart=/usr/local/sbin/pivm-control
+Restart=on-failure
+RestartSec=2
 [Install]
 WantedBy=multi-user.target
 EOF
@@ -137,6 +140,8 @@ ln -sf /etc/systemd/system/pivm-control.service root/etc/systemd/system/multi-us
 ln -sf /usr/lib/systemd/system/systemd-networkd.service root/etc/systemd/system/multi-user.target.wants/
 # bluetoothd would power hci0 up and hold it; the gateway wants it to itself (docs/deployment.md).
 ln -sf /dev/null root/etc/systemd/system/bluetooth.service
+# systemd's getty generator puts a login prompt on hvc0 when it exists: that line is the controller's.
+ln -sf /dev/null root/etc/systemd/system/serial-getty@hvc0.service
 # gyrogate.service: After=network-online.target; networkd's wait-online is enough here.
 ln -sf /usr/lib/systemd/system/systemd-networkd-wait-online.service root/etc/systemd/system/network-online.target.wants/ 2>/dev/null || true
 passwd_root=$(grep -c '^root:' root/etc/passwd)
