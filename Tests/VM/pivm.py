@@ -52,6 +52,8 @@ def main() -> int:
     p.add_argument("--deb", help="default: the newest dist/gyrogate_*_arm64.deb")
     p.add_argument("--seconds", type=float, default=60.0)
     p.add_argument("--boot-timeout", type=float, default=900.0, help="seconds until the board streams")
+    p.add_argument("--h4", choices=["pci-serial", "virtconsole"], default="pci-serial",
+                   help="the guest's line to the controller: a PCI 16550 (/dev/ttyS0) or a virtconsole (/dev/hvc0)")
     p.add_argument("--json", metavar="OUT")
     p.add_argument("--keep", action="store_true")
     args = p.parse_args()
@@ -82,13 +84,14 @@ def main() -> int:
     argv = ["qemu-system-aarch64", "-M", "virt", "-cpu", "max", "-accel", "tcg", "-smp", "2", "-m", "1024",
             "-nographic", "-no-reboot",
             "-kernel", os.path.join(cache, "vmlinuz"), "-initrd", os.path.join(cache, "initrd.gz"),
-            "-append", f"console=ttyAMA0 panic=-1 pivm.ctl={ctl_port} systemd.show_status=1",
+            "-append", f"console=ttyAMA0 panic=-1 pivm.ctl={ctl_port} pivm.h4={'/dev/ttyS0' if args.h4 == 'pci-serial' else '/dev/hvc0'} systemd.show_status=1",
             "-drive", f"file={overlay},if=none,id=root,format=qcow2", "-device", "virtio-blk-pci,drive=root",
             "-netdev", f"user,id=n0,hostfwd=tcp:127.0.0.1:{mqtt_port}-:1883", "-device", "virtio-net-pci,netdev=n0",
             "-chardev", f"socket,id=h4,host=127.0.0.1,port={peer.hci}",
-            "-device", "virtio-serial-pci", "-device", "virtconsole,chardev=h4",
+            *(["-device", "pci-serial,chardev=h4"] if args.h4 == "pci-serial"
+              else ["-device", "virtio-serial-pci", "-device", "virtconsole,chardev=h4"]),
             "-serial", "mon:stdio"]
-    result: dict = {"deb": os.path.basename(deb), "kernel": open(os.path.join(cache, "kernel.txt")).read().strip(),
+    result: dict = {"h4": args.h4, "deb": os.path.basename(deb), "kernel": open(os.path.join(cache, "kernel.txt")).read().strip(),
                     "images_s": round(build_s, 1)}
     console = open(os.path.join(out, "console.log"), "wb")
     t0 = time.monotonic()

@@ -89,12 +89,12 @@ cat > root/etc/systemd/system/pivm-btattach.service <<'EOF'
 [Unit]
 Description=pivm: hci_uart on the virtconsole wired to the emulated controller (H4)
 Before=gyrogate.service
-After=dev-hvc0.device systemd-modules-load.service
-Requires=dev-hvc0.device
+After=systemd-modules-load.service systemd-udev-settle.service
 [Service]
 Type=simple
 ExecStartPre=/sbin/modprobe hci_uart
-ExecStart=/usr/bin/btattach -B /dev/hvc0 -P h4
+# The line: kernel argument pivm.h4= (pivm.py: /dev/ttyS0, a PCI 16550, or /dev/hvc0, a virtconsole).
+ExecStart=/bin/sh -c 'line=$(tr " " "\\n" < /proc/cmdline | sed -n "s/^pivm.h4=//p"); line=$${line:-/dev/ttyS0}; for i in $(seq 300); do [ -e $$line ] && break; sleep 0.1; done; exec /usr/bin/btattach -B $$line -P h4 -S 3000000'
 ExecStartPost=/bin/sh -c 'for i in $(seq 600); do [ -e /sys/class/bluetooth/hci0 ] && exit 0; sleep 0.1; done; exit 1'
 [Install]
 WantedBy=multi-user.target
