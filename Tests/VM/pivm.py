@@ -139,6 +139,9 @@ def main() -> int:
         sub.wait_quiet(3.0)
         final = control.sensors()
         messages = sub.take()
+        with open(os.path.join(out, "messages.jsonl"), "w") as fm:
+            for t, topic, payload in messages:
+                fm.write(json.dumps({"t": t, "topic": topic, "payload": payload.decode(errors="replace")}) + "\n")
         delivery = e2e_bench.analyse(messages, final, 100)
         result["window_samples"] = s1["samples"] - s0["samples"]
         result["delivery"] = {k: delivery[k] for k in ("expected", "delivered", "duplicates", "gaps", "tail", "mismatches",
