@@ -8,25 +8,27 @@ import NIOHTTP1
 /// Sends the live points and the sensors' state to every viewer: one timer, one read of the tap
 /// and one encoding per tick whatever the number of viewers, and no timer while nobody watches.
 ///
-/// A tick every second, the sensors' state every other tick: each tick wakes the gateway, and at
-/// a few hundred samples per second the gateway's own work is a fraction of a millisecond per
-/// second, so the viewers' wake-ups are what a viewer costs (docs/benchmarks.md, "Live view").
-/// The page draws the traces against time, so they scroll smoothly between ticks.
+/// One wake-up every two seconds does everything: it gathers the sensors' state, then reads the
+/// tap and writes points and state as one buffer, shared by every viewer. At a few hundred
+/// samples per second the gateway's own work is a fraction of a millisecond per second, so the
+/// wake-ups and writes are what a viewer costs (docs/benchmarks.md, "Live view"). The timer runs
+/// on the loop that serves the viewers' channels (``WebServer``), so the writes need no hop to
+/// another thread. The page draws the traces a fixed delay behind the gateway's clock, so they
+/// scroll smoothly between ticks.
 /// A viewer whose socket is not writable misses a tick's points (its trace shows a break)
 /// rather than being buffered for, so slow viewers cannot grow the gateway's memory.
 final class LiveBroadcaster: Sendable {
-    static let tick: TimeAmount = .seconds(1)
+    static let tick: TimeAmount = .seconds(2)
 
     let limit: Int
     private let tap: LiveTap
-    private let loop: any EventLoop
+    let loop: any EventLoop
     private let sensors: @Sendable () async -> JSONValue
 
     private struct State {
         var viewers: [ObjectIdentifier: any Channel] = [:]
         /// The newest point sent to the viewers.
         var sent: Int64 = 0
-        var ticks = 0
         var timer: RepeatedTask?
         /// The last `sensors` event, for viewers that connect between two.
         var sensorsEvent: [UInt8]?
@@ -52,7 +54,11 @@ final class LiveBroadcaster: Sendable {
             if state.viewers.isEmpty {
                 // Nobody watched: the tap's points up to now count as sent.
                 state.sent = tap.points(after: Int64.max).last
-                state.timer = loop.scheduleRepeatedTask(initialDelay: Self.tick, delay: Self.tick) { [weak self] _ in self?.broadcast() }
+                // The first tick comes soon so that a new viewer sees the sensors' state at once.
+                let loop = self.loop
+                state.timer = loop.scheduleRepeatedAsyncTask(initialDelay: .milliseconds(100), delay: Self.tick) { [weak self] _ in
+                    self?.broadcast() ?? loop.makeSucceededVoidFuture()
+                }
             }
             state.viewers[key] = channel
             // A gateway restarted since the viewer's last event numbers its points from 1 again.
@@ -91,33 +97,30 @@ final class LiveBroadcaster: Sendable {
         for channel in channels { channel.close(promise: nil) }
     }
 
-    private func broadcast() {
-        let (viewers, event, wantsSensors): ([any Channel], [UInt8]?, Bool) = state.withLockedValue { state in
-            let (points, last) = tap.points(after: state.sent)
-            state.sent = last
-            state.ticks += 1
-            return (Array(state.viewers.values), points.isEmpty ? nil : LiveEncoding.pointsEvent(points, id: last), state.ticks % 2 == 1)
-        }
-        if let event { send(event, to: viewers) }
-        if wantsSensors && !viewers.isEmpty {
-            let promise = loop.makePromise(of: [UInt8].self)
-            let sensors = self.sensors
-            promise.completeWithTask { Array("event: sensors\ndata: ".utf8) + (await sensors()).encoded(.sortedKeys) + Array("\n\n".utf8) }
-            promise.futureResult.whenSuccess { [weak self] event in
-                guard let self else { return }
-                let viewers = state.withLockedValue { state in
-                    state.sensorsEvent = event
-                    return Array(state.viewers.values)
-                }
-                send(event, to: viewers)
+    /// One tick: the sensors' state first (the only asynchronous step), then the points up to
+    /// that moment, both in one write per viewer. The next tick is scheduled when this one is done.
+    private func broadcast() -> EventLoopFuture<Void> {
+        let promise = loop.makePromise(of: JSONValue.self)
+        let sensors = self.sensors
+        promise.completeWithTask { await sensors() }
+        return promise.futureResult.map { [weak self] sensorsValue in
+            guard let self else { return }
+            var sensorsEvent = Array("event: sensors\ndata: ".utf8)
+            sensorsEvent += sensorsValue.encoded(.sortedKeys)
+            sensorsEvent += Array("\n\n".utf8)
+            let (viewers, bytes): ([any Channel], [UInt8]) = state.withLockedValue { state in
+                let (points, last) = tap.points(after: state.sent)
+                state.sent = last
+                state.sensorsEvent = sensorsEvent
+                let bytes = points.isEmpty ? sensorsEvent : LiveEncoding.pointsEvent(points, id: last) + sensorsEvent
+                return (Array(state.viewers.values), bytes)
             }
-        }
-    }
-
-    private func send(_ bytes: [UInt8], to viewers: [any Channel]) {
-        for channel in viewers where channel.isWritable {
+            guard let channel = viewers.first else { return }
+            // One buffer for every viewer: a ByteBuffer's storage is shared, not copied, per write.
             let buffer = channel.allocator.buffer(bytes: bytes)
-            channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(buffer)), promise: nil)
+            for channel in viewers where channel.isWritable {
+                channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(buffer)), promise: nil)
+            }
         }
     }
 }

@@ -8,7 +8,7 @@ import NIOHTTP1
 /// (``LiveBroadcaster/admit(_:after:)``); the broadcaster writes the rest to its channel.
 ///
 /// `points` events carry decimated samples per sensor, each event's id the newest point's
-/// sequence number; a `sensors` event comes every second. A browser that reconnects sends
+/// sequence number, and a `sensors` event follow every two seconds. A browser that reconnects sends
 /// `Last-Event-ID` and gets the points it missed that the tap still holds; a new viewer gets the
 /// tap's whole history (about twelve seconds), so its plots start full.
 final class LiveStream: ChannelInboundHandler, RemovableChannelHandler {

@@ -6,6 +6,9 @@ extension WebAssets {
     private static let javascript = #"""
 "use strict";
 const WINDOW_MS = 10000;
+// Points come every two seconds; drawn this far behind the gateway's clock, the newest of them
+// is always on the canvas and the traces scroll smoothly between events.
+const DISPLAY_DELAY_MS = 2500;
 const token = new URLSearchParams(location.search).get("token");
 const withToken = (path) => token ? path + (path.includes("?") ? "&" : "?") + "token=" + encodeURIComponent(token) : path;
 const traces = new Map();   // address -> [[ms, x, y, z, gap], ...]
@@ -71,7 +74,7 @@ function addPoints(data) {
     let list = traces.get(address);
     if (!list) { list = []; traces.set(address, list); }
     for (const p of points) list.push(p);
-    const oldest = Date.now() + offsetMs - WINDOW_MS - 2000;
+    const oldest = Date.now() + offsetMs - DISPLAY_DELAY_MS - WINDOW_MS - 2000;
     let drop = 0; while (drop < list.length && list[drop][0] < oldest) drop++;
     if (drop) list.splice(0, drop);
   }
@@ -87,7 +90,7 @@ function fit(canvas) {
 function drawTrace(address, c) {
   const [g, w, h] = fit(c.canvas);
   g.clearRect(0, 0, w, h);
-  const end = Date.now() + offsetMs, start = end - WINDOW_MS;
+  const end = Date.now() + offsetMs - DISPLAY_DELAY_MS, start = end - WINDOW_MS;
   const list = (traces.get(address) || []).filter((p) => p[0] >= start);
   let peak = 10;
   for (const p of list) peak = Math.max(peak, Math.abs(p[1]), Math.abs(p[2]), Math.abs(p[3]));

@@ -31,7 +31,9 @@ public struct WebServer: Service {
 
     public func bind() async throws -> any Channel {
         let context = self.context, logger = self.logger
-        let bootstrap = ServerBootstrap(group: group)
+        // Every connection on the broadcaster's loop: its writes to the viewers then need no
+        // wake-up of another thread, and the page's few requests need no more than one loop.
+        let bootstrap = ServerBootstrap(group: context.viewers.loop)
             .serverChannelOption(ChannelOptions.backlog, value: 64)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
