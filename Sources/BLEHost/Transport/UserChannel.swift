@@ -26,7 +26,8 @@ enum UserChannel {
         guard descriptor >= 0 else {
             let operation = step.map { String(cString: $0) } ?? "socket"
             throw TransportError(kind: .systemCall, transport: spec, operation: operation, errorNumber: code,
-                                 hint: hint(errno: code, adapter: adapter))
+                                 hint: hint(errno: code, adapter: adapter,
+                                            adapterUp: code == EBUSY ? chci_adapter_is_up(adapter) : -1))
         }
         let buffer = chci_grow_receive_buffer(descriptor, receiveBufferBytes)
         if buffer < 0 {
@@ -47,13 +48,22 @@ enum UserChannel {
     /// allocation: only what is queued uses memory.
     static let receiveBufferBytes: Int32 = 4 << 20
 
-    /// What a person can do about a failed `socket` or `bind` on the user channel.
-    static func hint(errno code: Int32, adapter: UInt16) -> String? {
+    /// What a person can do about a failed `socket` or `bind` on the user channel. `adapterUp`:
+    /// `chci_adapter_is_up` after an EBUSY (1 up, 0 down, -1 unknown).
+    static func hint(errno code: Int32, adapter: UInt16, adapterUp: Int32 = -1) -> String? {
         switch code {
         case EAFNOSUPPORT:
             return "this kernel has no Bluetooth support (AF_BLUETOOTH); load the bluetooth module or use tcp:/serial: with an H4 controller"
         case ENODEV:
             return "no Bluetooth adapter hci\(adapter); check `ls /sys/class/bluetooth`"
+        case EBUSY where adapterUp == 0:
+            // The kernel refuses the user channel while HCI_SETUP/HCI_CONFIG/HCI_INIT is set. Its
+            // first power-on clears HCI_SETUP only when it succeeds: after a failed one (a command
+            // that timed out, e.g. a UART line out of sync) the adapter stays busy until it is
+            // registered again.
+            return "hci\(adapter) is down but the kernel has not finished setting it up; this lasts seconds, "
+                + "and for good when its setup failed: look for `hci\(adapter)` in `dmesg` (e.g. 'Opcode 0x0c03 failed: -110', "
+                + "'Frame reassembly failed'), then attach the controller again (unplug it, or restart `btattach`)"
         case EBUSY:
             return "hci\(adapter) is up or still initialising, and could not be brought down (that needs CAP_NET_ADMIN): "
                 + "power it off (`btmgmt --index \(adapter) power off`) and keep bluetoothd away from it (`systemctl disable --now bluetooth`)"
