@@ -52,7 +52,8 @@ public enum BoardError: Error, Equatable, CustomStringConvertible {
 ///   gateway plans, the running gyro stream is taken to be the gateway's own from before the
 ///   reconnect: the kept and further notifications are passed on as its samples (the stream tracker
 ///   sees the time they were missing as a gap) until the barrier that follows the reset; otherwise
-///   they are dropped. Stale accelerometer data is always dropped.
+///   they are dropped. When none has arrived yet, one is awaited for a few notification periods
+///   before the reset (see ``awaitStaleSample(_:)``). Stale accelerometer data is always dropped.
 /// - ``BoardEvent/restarted(_:stopTime:)`` then marks where the new streams begin.
 public actor MetaWearBoard {
     public let link: any MetaWearLink
@@ -82,6 +83,8 @@ public actor MetaWearBoard {
     private var staleGyroMatches = false
     /// Whether such stale data arrived during this initialisation.
     private var staleGyroDelivered = false
+    /// Resumed by the first stale gyro sample (or the link's end), see ``awaitStaleSample(_:)``.
+    private var staleWaiter: CheckedContinuation<Void, Never>?
     private var subscribed = false
     private var waiters: [UInt16: Waiter] = [:]
     /// When the last answer to a request arrived (host seconds): a time read off the board is
@@ -186,6 +189,7 @@ public actor MetaWearBoard {
         let kept = early
         early = []
         for (bytes, arrival) in kept { handle(bytes[...], arrival: arrival) }
+        await awaitStaleSample(plan)
         for command in plan.reset { try await link.write(command) }
         let stopTime = now()
         self.stopTime = stopTime
@@ -348,6 +352,27 @@ public actor MetaWearBoard {
         }
     }
 
+    /// A board that streams the planned gyro configuration but whose samples have not arrived on
+    /// this link yet (an initialisation can take less than a sample period): one is awaited for a
+    /// few notification periods before the stop. Its stream then says exactly how many samples the
+    /// board produced while the link was down, where the stop time says it only to within one.
+    private func awaitStaleSample(_ plan: StreamingPlan) async {
+        guard staleGyroMatches, !staleGyroDelivered, !closed else { return }
+        let wait = min(2 * Double(plan.gyro.samplesPerNotification) / plan.gyro.odrHz + 0.05, 0.5)
+        loop.promptReads(+1)
+        defer { loop.promptReads(-1) }
+        let alarm = loop.makeAlarm()
+        loop.schedule(after: wait, tolerance: wait / 16, alarm: alarm) { [board = self] in
+            board.assumeIsolated { $0.resumeStaleWaiter() }
+        }
+        defer { loop.cancel(alarm) }
+        await withCheckedContinuation { staleWaiter = $0 }
+    }
+
+    private func resumeStaleWaiter() {
+        staleWaiter.take()?.resume()
+    }
+
     private func fail(key: UInt16, id: Int, with error: any Error) {
         guard let waiter = waiters[key], waiter.id == id else { return }
         waiters[key] = nil
@@ -356,6 +381,7 @@ public actor MetaWearBoard {
 
     private func linkEnded() {
         closed = true
+        resumeStaleWaiter()
         download?.fail(BoardError.linkClosed)
         for (_, waiter) in waiters { waiter.continuation.resume(throwing: BoardError.linkClosed) }
         waiters = [:]
@@ -431,6 +457,7 @@ public actor MetaWearBoard {
             guard staleGyroMatches, let plan, samples.count == plan.gyro.samplesPerNotification,
                   plan.gyro.boardTime == (boardTime != nil) else { return }
             staleGyroDelivered = true
+            resumeStaleWaiter()
         } else if phase != .streaming {
             return
         }

@@ -7,7 +7,7 @@ import MetaWear
 extension SensorSupervisor {
     /// Stores what the board's log holds for the gaps of its stream, then removes the downloaded
     /// entries from the board: only after the commit, so a crash in between downloads them again
-    /// (and finds their gaps filled).
+    /// (and finds their gaps filled), and only once every gap they may fill is known.
     func backfill(from board: MetaWearBoard) async {
         guard let plan else { return }
         logTrimmable = false
@@ -49,10 +49,17 @@ extension SensorSupervisor {
         samples.sort { $0.timestampMs < $1.timestampMs }
         do {
             let report = try await engine.backfill(device: identity.device, stream: .gyro, samples: samples)
-            try await board.removeLogEntries(download.entries)
             current.backfilledSamples += report.filled
-            current.logEntries = 0
-            logTrimmable = true
+            if releasedSinceRestart {
+                try await board.removeLogEntries(download.entries)
+                current.logEntries = 0
+                logTrimmable = true
+            } else {
+                // The gap of this reconnect becomes known with the new stream's first samples:
+                // entries that belong in it must stay on the board until a download can place them.
+                logger.warning("the new stream has released no sample yet; the log stays on the board for the next download",
+                               metadata: ["entries": "\(download.entries)"])
+            }
             logger.notice("backfilled from the board's log", metadata: [
                 "entries": "\(download.entries)", "samples": "\(samples.count)", "filled": "\(report.filled)",
                 "gapsClosed": "\(report.gapsClosed)", "gapsSkipped": "\(report.gapsSkipped)",

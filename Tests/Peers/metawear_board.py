@@ -330,6 +330,10 @@ class Board:
         # Undelivered since the last notification that went out: a loss after the last sample
         # the gateway received, outside anything it recorded (the tail of a session).
         self.samples_undelivered_tail = 0
+        # Each stretch of undelivered samples (a run of failed sends between two that went out):
+        # the samples it held and the stream counter of its first, so a test can put every gap
+        # the gateway recorded beside what the board lost there.
+        self.undelivered_stretches: list[dict] = []
         self.notifications_sent = 0
         self.notifications_undelivered = 0
         self._task: asyncio.Task | None = None
@@ -883,6 +887,10 @@ class Board:
             ch.run_sent += count
             self.samples_undelivered_tail = 0
         else:
+            if self.samples_undelivered_tail == 0:
+                self.undelivered_stretches.append({"stream": ch.name, "n": ch.n, "samples": 0})
+                del self.undelivered_stretches[:-100]
+            self.undelivered_stretches[-1]["samples"] += count
             self.samples_undelivered += count
             self.samples_undelivered_tail += count
 
@@ -930,6 +938,7 @@ class Board:
             "samples_dropped": self.samples_dropped,
             "samples_undelivered": self.samples_undelivered,
             "samples_undelivered_tail": self.samples_undelivered_tail,
+            "undelivered_stretches": self.undelivered_stretches,
             "drop_pending": self.drop_remaining,
             "notifications_sent": self.notifications_sent,
             "notifications_undelivered": self.notifications_undelivered,

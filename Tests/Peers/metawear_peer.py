@@ -223,6 +223,10 @@ class Sensor:
             asyncio.get_running_loop().create_task(self._come_back(away))
         ctrl_conn.send_ll_control_pdu(ll.TerminateInd(reason))
         self.controller.on_le_disconnected(ctrl_conn, reason)
+        # The host hears of it a loop iteration later; a notification sent meanwhile would reach a
+        # controller without the link and vanish, yet count as delivered.
+        self.connection = None
+        self.notify_enabled = False
         return True
 
     async def _come_back(self, away: float) -> None:

@@ -112,7 +112,10 @@ final class SensorPeerTests: XCTestCase {
         XCTAssertGreaterThan(samples.count, 0, file: file, line: line)
         let missing = gaps.reduce(0) { $0 + $1.missing }
         let lost = try harness.lost(index) - lostBefore
-        XCTAssertEqual(Double(missing), Double(lost), accuracy: Double(tolerance), "gaps \(gaps.map { ($0.reason, $0.missing) })",
+        let stretches = (try harness.sensor(index)["undelivered_stretches"] as? [[String: Any]] ?? [])
+            .map { "\($0["samples"] ?? "?")@\($0["n"] ?? "?")" }
+        XCTAssertEqual(Double(missing), Double(lost), accuracy: Double(tolerance),
+                       "gaps \(gaps.map { ($0.reason, $0.missing) }); the board's undelivered stretches \(stretches)",
                        file: file, line: line)
         if tolerance == 0 {
             let runs = try harness.sensor(index)["gyro_runs"] as? [[String: Any]] ?? []
@@ -234,11 +237,8 @@ final class SensorPeerTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(status.reconnects, 12)
         XCTAssertGreaterThan(status.transitions[.silent] ?? 0, 0)
         try await harness.stopSupervisors()
-        // The reset on a live link is counted from the log clock's reading: a sample due within
-        // its latency of the reset may be counted one off (StreamTracker, case 3). Known defect,
-        // open: this scenario now records 2-4 samples more than the board lost in about half the
-        // runs (docs/architecture.md, "Known defects"); the tolerance covers it until it is fixed.
-        _ = try await assertStoreMatchesPeer(harness, index: 0, odr: 100, lsb: 16.4, tolerance: 5)
+        // Exact: every reconnect finds the board still streaming, and waits for its stale samples.
+        _ = try await assertStoreMatchesPeer(harness, index: 0, odr: 100, lsb: 16.4)
         let (_, gaps, _) = try await readBack(harness.store, device: Harness.address(0))
         XCTAssertTrue(gaps.contains { $0.reason == "notReceived" && $0.missing == 9 }, "\(gaps.map { ($0.reason, $0.missing) })")
         XCTAssertTrue(gaps.contains { $0.reason == "silent" })
