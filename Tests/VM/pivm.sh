@@ -61,9 +61,6 @@ path = sys.argv[1]
 c = json.load(open(path))
 c["bluetooth"]["transport"] = "hci:0"
 c["bluetooth"]["maxSensors"] = 1
-# Reads paced at 100 ms rather than hci:'s 500 ms: tried against the sensors' "no data" after
-# about 1 s under TCG, which it does not cure (docs/benchmarks.md, the aarch64 VM: still open).
-c["bluetooth"]["readIntervalMs"] = 100
 c["sensors"] = [{"address": "C4:BE:84:00:00:01", "userId": "pivm-user", "name": "MetaMotion R (emulated)"}]
 c["gyro"]["odrHz"] = 100
 c["timeZone"] = "UTC"
