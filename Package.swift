@@ -104,7 +104,7 @@ let package = Package(
         .target(
             name: "MQTTPublisher",
             dependencies: [
-                "CMosquitto", "GyroStore", "JSON", "PosixThreads", "TextTools", "ZoneInfo",
+                "CMosquitto", "GatewayConfig", "GyroStore", "JSON", "PosixThreads", "TextTools", "ZoneInfo",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -123,7 +123,7 @@ let package = Package(
         .target(
             name: "Doctor",
             dependencies: [
-                "GatewayConfig", "BLEHost", "MQTTPublisher", "Daemon", "Admin", "GyroStore", "TextTools", "ZoneInfo",
+                "GatewayConfig", "BLEHost", "MQTTPublisher", "Admin", "GyroStore", "TextTools", "ZoneInfo",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -131,7 +131,7 @@ let package = Package(
         .executableTarget(
             name: "gyrogate",
             dependencies: [
-                "GatewayConfig", "GyroStore", "Capture", "Daemon", "Admin", "BLEHost", "BluetoothWire", "Doctor", "JSON", "TextTools", "ZoneInfo",
+                "GatewayConfig", "GyroStore", "Capture", "Daemon", "Admin", "BLEHost", "BluetoothWire", "Doctor", "JSON", "Sensors", "TextTools", "ZoneInfo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -151,7 +151,7 @@ let package = Package(
         // `swift run -c release ble-host-bench`: the whole host against the bumble peer at 3200 Hz.
         .executableTarget(
             name: "ble-host-bench",
-            dependencies: ["BLEHost", "BluetoothWire", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["BLEHost", "BluetoothWire", "MetaWear", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Benchmarks/BLEHostBench"
         ),
         // `swift run -c release metawear-bench`
@@ -173,7 +173,7 @@ let package = Package(
         // The emulated MetaWear (Tests/Peers) as a child process, for the tests that drive it.
         .target(name: "PeerSupport", path: "Tests/PeerSupport"),
         .testTarget(name: "SensorsTests", dependencies: ["Sensors", "MetaWear", "Capture", "GyroStore", "BLEHost", "TestSupport", "PeerSupport"]),
-        .testTarget(name: "BLEHostTests", dependencies: ["BLEHost", "BluetoothWire", "CHCISocket", "HCI", "GAP", "L2CAP", "ATT", "PeerSupport",
+        .testTarget(name: "BLEHostTests", dependencies: ["BLEHost", "BluetoothWire", "CHCISocket", "HCI", "GAP", "L2CAP", "ATT", "MetaWear", "PeerSupport",
                                                          .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "GatewayConfigTests", dependencies: ["GatewayConfig", "ZoneInfo"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),

@@ -27,7 +27,7 @@ extension SensorSupervisor {
             guard state.isPressed else { return }
             logger.info("button pressed")
             if settings.buttonControlsSession {
-                engine.feed.toggleSession(identity, atMs: now() * 1000)
+                feed.toggleSession(identity, atMs: now() * 1000)
                 Task { [engine] in await engine.ingestFeed() }
             }
         case .battery(let battery):
@@ -45,8 +45,7 @@ extension SensorSupervisor {
         let reset = boardClock.map { $0.resetUID != clock.resetUID } ?? false
         boardClock = clock
         if settings.board.backfill != nil, abs((resetTimes[clock.resetUID] ?? -1) - clock.resetTime) > 0.5 {
-            let (store, address) = (engine.store, address)
-            Task { try? await store.saveBoardResetTime(device: address, resetUID: clock.resetUID, resetTime: clock.resetTime) }
+            Task { [engine, address] in try? await engine.saveBoardResetTime(device: address, resetUID: clock.resetUID, resetTime: clock.resetTime) }
         }
         resetTimes[clock.resetUID] = clock.resetTime
         guard reset else { return }
@@ -122,7 +121,7 @@ extension SensorSupervisor {
         let samples = batch.samples
         // The commit deadline counts from when the first sample arrived (its stamp is at most
         // that), not from when the tracker let it go.
-        engine.feed.append(module == .gyro ? lanes.gyro : lanes.accelerometer, odrHz: stream.odrHz, range: stream.range,
+        feed.append(module == .gyro ? lanes.gyro : lanes.accelerometer, odrHz: stream.odrHz, range: stream.range,
                            firstIndex: batch.firstIndex, gapReason: batch.gapReason,
                            receivedAt: ContinuousClock.now - .seconds(max(0, now() - first.time)),
                            count: samples.count) { index in

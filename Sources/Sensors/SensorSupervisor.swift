@@ -26,7 +26,9 @@ import MetaWear
 public actor SensorSupervisor {
     public nonisolated let address: String
     public nonisolated let identity: SensorIdentity
-    let engine: CaptureEngine
+    let engine: any CaptureSink
+    /// The engine's feed, looked up once: every batch of samples goes there.
+    let feed: CaptureFeed
     let settings: SupervisorSettings
     let logger: Logger
     let now: @Sendable () -> Double
@@ -87,12 +89,13 @@ public actor SensorSupervisor {
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
 
-    public init(address: String, identity: SensorIdentity, engine: CaptureEngine,
+    public init(address: String, identity: SensorIdentity, engine: any CaptureSink,
                 settings: SupervisorSettings, logger: Logger, now: @escaping @Sendable () -> Double = HostClock().now,
                 loop: DataPlaneLoop = .shared) {
         self.address = address
         self.identity = identity
         self.engine = engine
+        feed = engine.feed
         self.settings = settings
         var logger = logger
         logger[metadataKey: "subsystem"] = "sensor"
@@ -104,7 +107,7 @@ public actor SensorSupervisor {
         current.transitions[.discovered] = 1
         current.backfill = settings.board.backfill != nil
         self.loop = loop
-        lanes = (engine.feed.lane(sensor: identity, stream: .gyro), engine.feed.lane(sensor: identity, stream: .accelerometer))
+        lanes = (feed.lane(sensor: identity, stream: .gyro), feed.lane(sensor: identity, stream: .accelerometer))
     }
 
     /// The sensor's status; the sample counts are read from the gyro stream's tracker here,
@@ -129,7 +132,7 @@ public actor SensorSupervisor {
     public func run(connector: any MetaWearConnector) async {
         if settings.board.backfill != nil, resetTimes.isEmpty {
             // Log entries of a power cycle this process never saw are placed through the time saved then.
-            resetTimes = (try? await engine.store.boardResetTimes(device: address)) ?? [:]
+            resetTimes = (try? await engine.boardResetTimes(device: address)) ?? [:]
             continuation = await engine.continuation(device: identity.device, stream: .gyro)
             accelerometerContinuation = await engine.continuation(device: identity.device, stream: .accelerometer)
         }
