@@ -54,7 +54,7 @@ extension SensorSupervisor {
         let linkUp = (linkDownAt ?? .infinity) >= clock.resetTime - 0.02
         flushTrackers()
         for module in trackers.modules {
-            trackers.update(module) { $0.restart(end: .reset(at: clock.resetTime, linkUp: linkUp), reason: "board reset") }
+            trackers.update(module) { $0.restart(end: .reset(at: clock.resetTime, linkUp: linkUp), reason: .boardReset) }
         }
     }
 
@@ -67,7 +67,7 @@ extension SensorSupervisor {
         let end = restart.end
         for stream in [plan.gyro] + (plan.accelerometer.map { [$0] } ?? []) {
             if var tracker = trackers[stream.module], tracker.odrHz == stream.odrHz {
-                tracker.restart(end: end, reason: pendingGapReason ?? "reinitialised")
+                tracker.restart(end: end, reason: pendingGapReason ?? .reinitialised)
                 trackers[stream.module] = tracker
             } else if let resume = stream.module == .gyro ? continuation : accelerometerContinuation {
                 trackers[stream.module] = continued(stream, resume, restart)
@@ -97,7 +97,7 @@ extension SensorSupervisor {
         var tracker = StreamTracker(odrHz: stream.odrHz, decoder: stream.decoder, confirmationWindow: settings.gapConfirmation.seconds,
                                     warmUpWindow: settings.warmUp.seconds,
                                     stampResolution: stream.boardTime ? Logging.tickMilliseconds / 1000 : 0)
-        let reason = "gateway restarted"
+        let reason = GapReason.gatewayRestarted
         let last = resume.lastMs / 1000
         guard stream.boardTime, restart.staleDelivered, let first = stale.first else {
             // Stale samples reached no tracker: the stream ran at most until the stop.

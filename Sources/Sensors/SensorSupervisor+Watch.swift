@@ -1,5 +1,6 @@
 import BLEHost
 import Logging
+import MetaWear
 
 extension SensorSupervisor {
     enum WatchOutcome { case cancelled, silent, disconnected(String) }
@@ -113,7 +114,7 @@ extension SensorSupervisor {
 
     /// Names the gap the interruption will leave, whichever way it is found: from the arrival
     /// times of a stream the board kept running, or from the stop time at the next restart.
-    func setGapReason(_ reason: String) {
+    func setGapReason(_ reason: GapReason) {
         pendingGapReason = reason
         for module in trackers.modules { trackers.update(module) { $0.nextGapReason = reason } }
     }

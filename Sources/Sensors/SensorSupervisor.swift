@@ -43,7 +43,7 @@ public actor SensorSupervisor {
     var shapes: (gyro: FeedShape?, accelerometer: FeedShape?) = (nil, nil)
     /// The capture feed's lanes of this sensor's streams, looked up once.
     let lanes: (gyro: CaptureFeed.Lane, accelerometer: CaptureFeed.Lane)
-    var pendingGapReason: String?
+    var pendingGapReason: GapReason?
     var lastDataArrival: Double?
     var linkDown: String?
     /// Counts ``watchPaced(_:)`` turns, so that a late timer of an old turn does nothing; and
@@ -203,7 +203,7 @@ public actor SensorSupervisor {
                 current.lastError = "\(error)"
                 logger.warning("initialisation failed", metadata: ["error": "\(error)"])
                 // The first cause names the gap (a silent board that then fails discovery stays "silent").
-                setGapReason(pendingGapReason ?? linkDown.map { "disconnected (\($0))" } ?? "initialisation failed")
+                setGapReason(pendingGapReason ?? linkDown.map { .disconnected($0) } ?? .initialisationFailed)
                 // A board that missed an answer (busy, briefly mute) gets two more tries on this link,
                 // which keeps the data it sends meanwhile; then the link is dropped and made again.
                 failures += 1
@@ -219,11 +219,11 @@ public actor SensorSupervisor {
                 break recovery
             case .silent:
                 transition(to: .silent)
-                setGapReason("silent")
+                setGapReason(.silent)
                 // Re-initialise on the same link; a board that stays mute fails discovery and we reconnect.
                 continue recovery
             case .disconnected(let reason):
-                setGapReason("disconnected (\(reason))")
+                setGapReason(.disconnected(reason))
                 logger.notice("link lost", metadata: ["reason": "\(reason)"])
                 break recovery
             }
@@ -236,7 +236,7 @@ public actor SensorSupervisor {
         _ = await watcher.value
         // Cancelled because the controller went away (the link went down first, so its reason is
         // kept): the next run, on a new controller, names the gap of the interruption with it.
-        if Task.isCancelled, pendingGapReason == nil, let linkDown { pendingGapReason = "disconnected (\(linkDown))" }
+        if Task.isCancelled, pendingGapReason == nil, let linkDown { pendingGapReason = .disconnected(linkDown) }
         return streamed
     }
 
