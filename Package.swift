@@ -8,8 +8,9 @@ let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
 // The actors and classes a notification passes through on the data plane (BLE host, boards,
 // supervisors): their stored properties are only touched on that one thread, each access is
 // short and none re-enters another, yet every mutation of one was checked for exclusivity at run
-// time (swift_beginAccess with its thread-local access set: about a tenth of the instructions of
-// a notification). Static checks still apply; only the dynamic ones are off, for these modules.
+// time (swift_beginAccess with its thread-local access set), a large share of a notification's
+// instructions (docs/benchmarks.md). Static checks still apply; only the dynamic ones are off,
+// for these modules.
 let dataPlane: [SwiftSetting] = strict + [.unsafeFlags(["-enforce-exclusivity=unchecked"])]
 
 let package = Package(

@@ -194,7 +194,7 @@ struct PointWriter {
     ///
     /// Why an upper bound: a chunk's buffer is reserved from it. An estimate below the real
     /// length (72, for values of a few dps) made every full-range chunk outgrow its buffer
-    /// at the end: a copy of the ~145 KB rendered and a ~290 KB block instead of ~170 KB.
+    /// at the end: a copy of what was rendered into a much larger block (docs/benchmarks.md).
     static func maximumBytes(location: Bool) -> Int { location ? 120 : 83 }
 
     @inline(__always)

@@ -5,7 +5,8 @@ import MetaWear
 extension MetaWearBoard {
     /// When the notification being handled arrived: the clock is read at this board's first
     /// notification of each of the loop's reads and kept for the rest of that read, which arrived
-    /// with it (a clock read per notification is a few percent of the data plane's time).
+    /// with it (a clock read per notification is a measurable part of the data plane's time,
+    /// docs/benchmarks.md).
     /// Outside a read of the loop (a transport that delivers on its own), the clock is read.
     func arrival(_ now: () -> Double) -> Double {
         let read = loop.currentRead

@@ -21,7 +21,7 @@ import MetaWear
 ///   reconnect: the kept and further notifications are passed on as its samples (the stream tracker
 ///   sees the time they were missing as a gap) until the barrier that follows the reset; otherwise
 ///   they are dropped. Stale accelerometer data is always dropped.
-/// - ``BoardEvent/restarted(_:stopTime:)`` then marks where the new streams begin.
+/// - ``BoardEvent/restarted(_:_:)`` then marks where the new streams begin.
 public actor MetaWearBoard {
     public let link: any MetaWearLink
     public let options: BoardOptions
