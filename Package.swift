@@ -165,10 +165,12 @@ let package = Package(
         ),
         .target(name: "TestSupport", dependencies: ["CMosquitto", .product(name: "Logging", package: "swift-log")], path: "Tests/Support"),
         .testTarget(name: "BluetoothWireTests", dependencies: ["BluetoothWire"]),
-        .testTarget(name: "HCITests", dependencies: ["HCI", "BluetoothWire"]),
-        .testTarget(name: "GAPTests", dependencies: ["GAP", "BluetoothWire"]),
-        .testTarget(name: "L2CAPTests", dependencies: ["L2CAP", "BluetoothWire"]),
-        .testTarget(name: "ATTTests", dependencies: ["ATT", "BluetoothWire"]),
+        // Hex fixtures and the every-truncation check the wire codec tests share.
+        .target(name: "WireTestSupport", dependencies: ["BluetoothWire"], path: "Tests/WireSupport"),
+        .testTarget(name: "HCITests", dependencies: ["HCI", "BluetoothWire", "WireTestSupport"]),
+        .testTarget(name: "GAPTests", dependencies: ["GAP", "BluetoothWire", "WireTestSupport"]),
+        .testTarget(name: "L2CAPTests", dependencies: ["L2CAP", "BluetoothWire", "WireTestSupport"]),
+        .testTarget(name: "ATTTests", dependencies: ["ATT", "BluetoothWire", "WireTestSupport"]),
         .testTarget(name: "BLEFuzzTests", dependencies: ["BluetoothWire", "HCI", "GAP", "L2CAP", "ATT"]),
         .testTarget(name: "MetaWearTests", dependencies: ["MetaWear"]),
         // The emulated MetaWear (Tests/Peers) as a child process, for the tests that drive it.
