@@ -8,8 +8,9 @@ let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
 // The actors and classes a notification passes through on the data plane (BLE host, boards,
 // supervisors): their stored properties are only touched on that one thread, each access is
 // short and none re-enters another, yet every mutation of one was checked for exclusivity at run
-// time (swift_beginAccess with its thread-local access set: about a tenth of the instructions of
-// a notification). Static checks still apply; only the dynamic ones are off, for these modules.
+// time (swift_beginAccess with its thread-local access set), a large share of a notification's
+// instructions (docs/benchmarks.md). Static checks still apply; only the dynamic ones are off,
+// for these modules.
 let dataPlane: [SwiftSetting] = strict + [.unsafeFlags(["-enforce-exclusivity=unchecked"])]
 
 let package = Package(
@@ -62,12 +63,12 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(
             name: "GyroStore",
-            dependencies: ["CSQLite", "JSON", "PosixThreads", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CSQLite", "JSON", "MetaWear", "PosixThreads", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .target(
             name: "Capture",
-            dependencies: ["GyroStore", "JSON", "PosixThreads", "ZoneInfo", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["GyroStore", "JSON", "MetaWear", "PosixThreads", "ZoneInfo", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         // The admin API: HTTP/1.1 + JSON on a unix socket, Prometheus metrics, systemd notify.
@@ -104,7 +105,7 @@ let package = Package(
         .target(
             name: "MQTTPublisher",
             dependencies: [
-                "CMosquitto", "GyroStore", "JSON", "PosixThreads", "TextTools", "ZoneInfo",
+                "CMosquitto", "GatewayConfig", "GyroStore", "JSON", "PosixThreads", "TextTools", "ZoneInfo",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -123,7 +124,7 @@ let package = Package(
         .target(
             name: "Doctor",
             dependencies: [
-                "GatewayConfig", "BLEHost", "MQTTPublisher", "Daemon", "Admin", "GyroStore", "TextTools", "ZoneInfo",
+                "GatewayConfig", "BLEHost", "MQTTPublisher", "Admin", "GyroStore", "TextTools", "ZoneInfo",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -131,7 +132,7 @@ let package = Package(
         .executableTarget(
             name: "gyrogate",
             dependencies: [
-                "GatewayConfig", "GyroStore", "Capture", "Daemon", "Admin", "BLEHost", "BluetoothWire", "Doctor", "JSON", "TextTools", "ZoneInfo",
+                "GatewayConfig", "GyroStore", "Capture", "Daemon", "Admin", "BLEHost", "BluetoothWire", "Doctor", "JSON", "Sensors", "TextTools", "ZoneInfo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -151,7 +152,7 @@ let package = Package(
         // `swift run -c release ble-host-bench`: the whole host against the bumble peer at 3200 Hz.
         .executableTarget(
             name: "ble-host-bench",
-            dependencies: ["BLEHost", "BluetoothWire", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["BLEHost", "BluetoothWire", "MetaWear", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Benchmarks/BLEHostBench"
         ),
         // `swift run -c release metawear-bench`
@@ -164,16 +165,18 @@ let package = Package(
         ),
         .target(name: "TestSupport", dependencies: ["CMosquitto", .product(name: "Logging", package: "swift-log")], path: "Tests/Support"),
         .testTarget(name: "BluetoothWireTests", dependencies: ["BluetoothWire"]),
-        .testTarget(name: "HCITests", dependencies: ["HCI", "BluetoothWire"]),
-        .testTarget(name: "GAPTests", dependencies: ["GAP", "BluetoothWire"]),
-        .testTarget(name: "L2CAPTests", dependencies: ["L2CAP", "BluetoothWire"]),
-        .testTarget(name: "ATTTests", dependencies: ["ATT", "BluetoothWire"]),
+        // Hex fixtures and the every-truncation check the wire codec tests share.
+        .target(name: "WireTestSupport", dependencies: ["BluetoothWire"], path: "Tests/WireSupport"),
+        .testTarget(name: "HCITests", dependencies: ["HCI", "BluetoothWire", "WireTestSupport"]),
+        .testTarget(name: "GAPTests", dependencies: ["GAP", "BluetoothWire", "WireTestSupport"]),
+        .testTarget(name: "L2CAPTests", dependencies: ["L2CAP", "BluetoothWire", "WireTestSupport"]),
+        .testTarget(name: "ATTTests", dependencies: ["ATT", "BluetoothWire", "WireTestSupport"]),
         .testTarget(name: "BLEFuzzTests", dependencies: ["BluetoothWire", "HCI", "GAP", "L2CAP", "ATT"]),
         .testTarget(name: "MetaWearTests", dependencies: ["MetaWear"]),
         // The emulated MetaWear (Tests/Peers) as a child process, for the tests that drive it.
         .target(name: "PeerSupport", path: "Tests/PeerSupport"),
         .testTarget(name: "SensorsTests", dependencies: ["Sensors", "MetaWear", "Capture", "GyroStore", "BLEHost", "TestSupport", "PeerSupport"]),
-        .testTarget(name: "BLEHostTests", dependencies: ["BLEHost", "BluetoothWire", "CHCISocket", "HCI", "GAP", "L2CAP", "ATT", "PeerSupport",
+        .testTarget(name: "BLEHostTests", dependencies: ["BLEHost", "BluetoothWire", "CHCISocket", "HCI", "GAP", "L2CAP", "ATT", "MetaWear", "PeerSupport",
                                                          .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "GatewayConfigTests", dependencies: ["GatewayConfig", "ZoneInfo"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
@@ -198,7 +201,7 @@ let package = Package(
         .testTarget(name: "WebViewTests", dependencies: ["WebView", "Admin", "Capture", "GyroStore", "GatewayConfig", "TestSupport",
                                                        .product(name: "NIOCore", package: "swift-nio")]),
         .testTarget(name: "DoctorTests", dependencies: ["Doctor", "GatewayConfig", "TestSupport", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "CaptureTests", dependencies: ["Capture", "GyroStore", "ZoneInfo", "TestSupport"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "GyroStore", "MetaWear", "ZoneInfo", "TestSupport"]),
         // Home Assistant MQTT discovery against a real mosquitto.
         .testTarget(
             name: "HomeAssistantTests",

@@ -17,6 +17,6 @@ public enum AdminJSON {
     /// Missing samples per gap reason, so that an operator tells samples the sensor never
     /// delivered (`notReceived`, `disconnected (…)`, …) from ones a full store evicted (`storeFull`).
     public static func missingByReason(_ gaps: [GapRange]) -> [String: Int64] {
-        gaps.reduce(into: [:]) { $0[$1.reason, default: 0] += $1.missing }
+        gaps.reduce(into: [:]) { $0[$1.reason.rawValue, default: 0] += $1.missing }
     }
 }

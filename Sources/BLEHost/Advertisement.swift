@@ -24,7 +24,4 @@ public struct Advertisement: Sendable, Equatable {
         self.rssi = rssi
         self.isConnectable = isConnectable
     }
-
-    /// The MetaWear service, 326a9000-85cb-9195-d9dd-464cfbbae75a, which every MetaWear advertises.
-    public static let metaWearServiceUUID = BluetoothUUID(high: 0x326A_9000_85CB_9195, low: 0xD9DD_464C_FBBA_E75A)
 }

@@ -6,8 +6,6 @@ extension BLEHost {
     /// Scans for `duration` and returns one ``Advertisement`` per device (advertisement and scan
     /// response merged, the last RSSI kept), sorted by address. With `serviceUUID` or
     /// `addresses`, a device is kept when it matches either; with neither, all are kept.
-    ///
-    /// Use ``Advertisement/metaWearServiceUUID`` to find MetaWear sensors.
     public func scan(for duration: Duration, serviceUUID: BluetoothUUID? = nil,
                      addresses: Set<BluetoothAddress> = []) async throws -> [Advertisement] {
         try checkReady()

@@ -5,7 +5,7 @@ extension CaptureEngine {
     /// and those of sessions stored in the last `days` days.
     public func fillableGaps(device: String, stream: SensorStream, days: Double = 7) async throws -> [GapRange] {
         let stored = try await store.fillableGaps(device: device, stream: stream.rawValue, sinceMs: now() - days * 86_400_000)
-        let live = open[device]?.record.gaps.filter { $0.stream == stream.rawValue && $0.reason != GapRange.storeFull } ?? []
+        let live = open[device]?.record.gaps.filter { $0.stream == stream.rawValue && $0.reason != .storeFull } ?? []
         return stored + live.filter { !stored.contains($0) }
     }
 

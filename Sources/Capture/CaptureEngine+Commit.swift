@@ -248,7 +248,7 @@ extension CaptureEngine {
                 do {
                     try await append(sensor: run.sensor, stream: run.stream, odrHz: run.odrHz, range: run.range,
                                      firstIndex: run.firstIndex, samples: run.samples,
-                                     gapReason: run.gapReason ?? "notReceived", receivedAt: run.receivedAt)
+                                     gapReason: run.gapReason ?? .notReceived, receivedAt: run.receivedAt)
                 } catch {
                     logger.error("capture append failed", metadata: ["subsystem": "capture", "device": "\(run.sensor.device)",
                                                                      "error": "\(error)"])

@@ -29,7 +29,7 @@ extension CaptureEngine {
     ///
     /// With `withdrawIfEmpty`, a session that never stored a sample nor expected one is withdrawn
     /// instead: its row is deleted and its `records` and `DailySessions` documents are cleared
-    /// downstream with zero-byte retained publishes. ``recover()`` does this for sessions a crash
+    /// downstream with zero-byte retained publishes. ``recover(continuing:)`` does this for sessions a crash
     /// left open before their first samples were committed, so that no empty session is left
     /// looking like a real one; a session an operator or a button started and stopped stays.
     /// The record is returned closed either way.

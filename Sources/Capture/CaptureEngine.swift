@@ -1,6 +1,7 @@
 import FoundationEssentials
 import GyroStore
 import Logging
+import MetaWear
 
 /// Turns samples into sessions, chunks and documents, and commits them to the store.
 ///
@@ -80,7 +81,7 @@ public actor CaptureEngine {
     /// disconnection); indices already stored are dropped as duplicates. `receivedAt` is when
     /// the first sample arrived: the commit that holds it is due `commitInterval` after that.
     public func append(sensor: SensorIdentity, stream: SensorStream, odrHz: Double, range: Double,
-                       firstIndex: Int64, samples: [StoredSample], gapReason: String = "notReceived",
+                       firstIndex: Int64, samples: [StoredSample], gapReason: GapReason = .notReceived,
                        receivedAt: ContinuousClock.Instant = .now) async throws {
         guard let first = samples.first else { return }
         if let session = open[sensor.device], first.timestampMs - session.record.startMs >= rules.maxDurationMs {
@@ -118,7 +119,7 @@ public actor CaptureEngine {
     /// Copies samples into the open chunk of `stream`, closing chunks as they fill.
     /// Returns whether a chunk was closed.
     private func accept(device: String, stream: SensorStream, odrHz: Double, range: Double, firstIndex: Int64, samples: [StoredSample],
-                        gapReason: String, keep: Bool = true) -> Bool {
+                        gapReason: GapReason, keep: Bool = true) -> Bool {
         // Take the session and stream out of their dictionaries while mutating them, so the
         // chunk's sample array is not copied on write.
         guard var session = open.removeValue(forKey: device) else { return false }
@@ -194,7 +195,7 @@ public actor CaptureEngine {
         let count = Int64(samples.count)
         let (first, last) = (samples.first!.timestampMs, samples.last!.timestampMs)
         let gap = GapRange(stream: stream.rawValue, fromIndex: index, toIndex: index + count - 1, fromMs: first, toMs: last,
-                           missing: count, reason: GapRange.storeFull)
+                           missing: count, reason: .storeFull)
         if let previous = session.record.gaps.last, previous.stream == gap.stream, previous.reason == gap.reason,
            previous.toIndex + 1 == index {
             session.record.gaps[session.record.gaps.count - 1].extend(to: gap)
@@ -215,7 +216,7 @@ public actor CaptureEngine {
         session.lastArrivalMs = now()
     }
 
-    private func gapRange(stream: SensorStream, state: StreamState, index: Int64, atMs: Double, odrHz: Double, reason: String) -> GapRange {
+    private func gapRange(stream: SensorStream, state: StreamState, index: Int64, atMs: Double, odrHz: Double, reason: GapReason) -> GapRange {
         let missing = index - state.nextIndex
         let period = 1000 / odrHz
         let fromMs = state.lastMs.map { $0 + period } ?? atMs - Double(missing) * period

@@ -1,4 +1,5 @@
 import GyroStore
+import MetaWear
 import Synchronization
 
 /// Samples on their way from the sensors' data plane to the ``CaptureEngine``, in batches.
@@ -21,7 +22,7 @@ public final class CaptureFeed: Sendable {
         public var firstIndex: Int64
         public var samples: [StoredSample]
         /// Why samples are missing before this run, when a gap precedes it.
-        public var gapReason: String?
+        public var gapReason: GapReason?
         public var receivedAt: ContinuousClock.Instant
 
         /// Appends the samples when they continue this run (the next index, the same rate and
@@ -96,7 +97,7 @@ public final class CaptureFeed: Sendable {
     /// at `receivedAt`; `sample(i)` gives the i-th. A run that continues the stream's last one
     /// (next index, no gap) extends it in place.
     public func append(sensor: SensorIdentity, stream: SensorStream, odrHz: Double, range: Double, firstIndex: Int64,
-                       gapReason: String?, receivedAt: @autoclosure () -> ContinuousClock.Instant, count: Int,
+                       gapReason: GapReason?, receivedAt: @autoclosure () -> ContinuousClock.Instant, count: Int,
                        sample: (Int) -> StoredSample) {
         append(lane(sensor: sensor, stream: stream), odrHz: odrHz, range: range, firstIndex: firstIndex,
                gapReason: gapReason, receivedAt: receivedAt(), count: count, sample: sample)
@@ -104,7 +105,7 @@ public final class CaptureFeed: Sendable {
 
     /// ``append(sensor:stream:odrHz:range:firstIndex:gapReason:receivedAt:count:sample:)`` for
     /// the sensor stream of `lane`: what the data plane calls once per notification.
-    public func append(_ lane: Lane, odrHz: Double, range: Double, firstIndex: Int64, gapReason: String?,
+    public func append(_ lane: Lane, odrHz: Double, range: Double, firstIndex: Int64, gapReason: GapReason?,
                        receivedAt: @autoclosure () -> ContinuousClock.Instant, count: Int,
                        sample: (Int) -> StoredSample) {
         guard count > 0 else { return }

@@ -53,7 +53,7 @@ public struct CaptureCounters: Sendable, Equatable, Codable {
     public var storeFullSamples: Int64 = 0
     /// Times the disk filled up (a commit failed for want of space while the store was writable).
     public var storeFullEpisodes: Int64 = 0
-    /// Sessions found open after a crash without a single sample, and so withdrawn (see ``CaptureEngine/recover()``).
+    /// Sessions found open after a crash without a single sample, and so withdrawn (see ``CaptureEngine/recover(continuing:)``).
     public var sessionsWithdrawn: Int64 = 0
 
     public init() {}

@@ -7,7 +7,7 @@ import GyroStore
 ///   (accelerometer chunk ids), `device`, `start`, `end` (epoch ms), `samples`, `expected`, `gaps`.
 ///   A gap is `{stream, from, to, from_index, to_index, missing, reason}`; `reason` is the
 ///   producer's (`notReceived`, `silent`, `disconnected (…)`, …) or `storeFull` for samples
-///   retention evicted before they were published (`GapRange.storeFull`).
+///   retention evicted before they were published (``GapReason/storeFull``).
 /// - `realtime_data/{uuid}`: `user_id`, `device`, `record`, `seq`, `sensor`, `odr_hz`,
 ///   `range_dps` (or `range_g`), `start`, `end`, `gaps`, `data`. Accelerometer points go to
 ///   sibling chunks with `sensor: "accelerometer"` and `ax`/`ay`/`az` in g, because the two
@@ -164,7 +164,7 @@ public struct DocumentRenderer: Sendable {
             json.key("from_index"); json.integer(gap.fromIndex)
             json.key("to_index"); json.integer(gap.toIndex)
             json.key("missing"); json.integer(gap.missing)
-            json.key("reason"); json.string(gap.reason)
+            json.key("reason"); json.string(gap.reason.rawValue)
             json.endObject()
         }
         json.endArray()
@@ -194,7 +194,7 @@ struct PointWriter {
     ///
     /// Why an upper bound: a chunk's buffer is reserved from it. An estimate below the real
     /// length (72, for values of a few dps) made every full-range chunk outgrow its buffer
-    /// at the end: a copy of the ~145 KB rendered and a ~290 KB block instead of ~170 KB.
+    /// at the end: a copy of what was rendered into a much larger block (docs/benchmarks.md).
     static func maximumBytes(location: Bool) -> Int { location ? 120 : 83 }
 
     @inline(__always)

@@ -116,21 +116,6 @@ extension CaptureRules {
     }
 }
 
-extension PublisherConfiguration {
-    public init(_ configuration: GatewayConfiguration, version: String = gyrogateVersion) {
-        let mqtt = configuration.mqtt
-        self.init(host: mqtt.host, port: mqtt.port, clientId: mqtt.clientId, gatewayId: configuration.gatewayId, version: version,
-                  username: mqtt.username, password: mqtt.password?.value,
-                  tls: mqtt.tls.map { TLSFiles(caFile: $0.caFile, certFile: $0.certFile, keyFile: $0.keyFile) },
-                  topicPrefix: mqtt.topicPrefix, keepaliveSeconds: mqtt.keepaliveSeconds)
-        sessionExpirySeconds = UInt32(clamping: mqtt.sessionExpirySeconds)
-        messageExpirySeconds = mqtt.messageExpirySeconds > 0 ? UInt32(clamping: mqtt.messageExpirySeconds) : nil
-    }
-}
-
-/// Shown in the MQTT presence document.
-public let gyrogateVersion = "0.1.0"
-
 extension PeriodCalendar {
     public init(_ configuration: GatewayConfiguration) {
         self.init(timeZone: configuration.timeZone, firstWeekday: configuration.firstWeekday)

@@ -5,8 +5,8 @@ import CMalloc
 /// Why: a chunk document is ~140 KB, above glibc's initial 128 KiB mmap threshold, and the
 /// heap's top is trimmed once 2x that is free. So every copy of a document (read from SQLite,
 /// handed to libmosquitto, rendered by capture) could be a fresh mapping: 35 page faults and
-/// 35 zeroed pages, then an munmap. `mqtt-bench` measured a third of the publisher's CPU time
-/// in those faults. Fixed thresholds keep such blocks in the heap and reuse them; the cost is
+/// 35 zeroed pages, then an munmap: a large share of the publisher's CPU time went to those
+/// faults (`mqtt-bench`, docs/benchmarks.md). Fixed thresholds keep such blocks in the heap and reuse them; the cost is
 /// up to `trimThreshold` of free memory kept per arena after a burst.
 public enum LargeDocumentAllocator {
     /// Blocks at least this large are still mapped on their own (rare: whole-store reads).
@@ -19,7 +19,7 @@ public enum LargeDocumentAllocator {
     /// Why: glibc gives threads that allocate at the same time heaps of their own, and each
     /// keeps what it freed. A document is rendered on one thread, read back on a store reader
     /// and copied by libmosquitto on its own, so with an arena each the same ~140 KB lived in
-    /// three heaps: peak RSS 1.3 MB higher at 4 sensors (e2e bench). The threads that allocate
+    /// three heaps, and peak RSS rose with it (e2e bench, docs/benchmarks.md). The threads that allocate
     /// are few and not on the data plane, so one lock is cheap.
     public static let arenas: Int32 = 1
 

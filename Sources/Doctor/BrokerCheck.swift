@@ -1,4 +1,3 @@
-import Daemon
 import GatewayConfig
 import Logging
 import MQTTPublisher

@@ -83,10 +83,9 @@ public struct BluetoothSettings: Sendable, Equatable {
 
     /// 500 ms on a socket (TCP has flow control; the user channel's receive buffer is raised to
     /// hold it, see `UserChannel`); 100 ms on a serial line, whose tty buffer holds 4 KB. Why
-    /// batch at all: the data plane's cost is mostly its wake-ups. At 4 x 100 Hz (e2e bench) the
-    /// loop used 2.4 CPU-s per million samples reading every 250 ms, 1.5 every 500 ms and 1.3
-    /// every second; past 500 ms little is saved, and a crash loses up to this interval more
-    /// (docs/durability.md).
+    /// batch at all: the data plane's cost is mostly its wake-ups, and reading less often saves
+    /// CPU per sample up to about 500 ms, little beyond (e2e bench, docs/benchmarks.md), while a
+    /// crash loses up to this interval more (docs/durability.md).
     public static func defaultReadIntervalMs(_ transport: TransportSpec) -> Int {
         if case .serial = transport { return 100 }
         return 500

@@ -29,7 +29,7 @@ public struct ChunkEviction: Sendable, Equatable {
             let length = min(max(0, gap.fromIndex - index), left)
             if length > 0 {
                 runs.append(GapRange(stream: chunk.stream, fromIndex: index, toIndex: index + length - 1, fromMs: fromMs,
-                                     toMs: gap.fromMs - period, missing: length, reason: GapRange.storeFull))
+                                     toMs: gap.fromMs - period, missing: length, reason: .storeFull))
             }
             left -= length
             index = max(index + length, gap.toIndex + 1)
@@ -37,7 +37,7 @@ public struct ChunkEviction: Sendable, Equatable {
         }
         if left > 0 {
             runs.append(GapRange(stream: chunk.stream, fromIndex: index, toIndex: index + left - 1, fromMs: fromMs,
-                                 toMs: endMs, missing: left, reason: GapRange.storeFull))
+                                 toMs: endMs, missing: left, reason: .storeFull))
         }
         return runs
     }

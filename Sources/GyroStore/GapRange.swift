@@ -1,3 +1,5 @@
+import MetaWear
+
 /// Samples that were expected and never stored: sample indices `fromIndex...toIndex` of one
 /// stream (inclusive), the times they were due, how many, and why.
 public struct GapRange: Codable, Sendable, Equatable {
@@ -7,11 +9,9 @@ public struct GapRange: Codable, Sendable, Equatable {
     public var fromMs: Double
     public var toMs: Double
     public var missing: Int64
-    /// `notReceived` (the sensor's counter skipped), `silent`, `disconnected (…)`,
-    /// `storeFull` (stored, then evicted unpublished by retention: see `storeFull`), …
-    public var reason: String
+    public var reason: GapReason
 
-    public init(stream: String, fromIndex: Int64, toIndex: Int64, fromMs: Double, toMs: Double, missing: Int64, reason: String) {
+    public init(stream: String, fromIndex: Int64, toIndex: Int64, fromMs: Double, toMs: Double, missing: Int64, reason: GapReason) {
         self.stream = stream
         self.fromIndex = fromIndex
         self.toIndex = toIndex
@@ -20,13 +20,6 @@ public struct GapRange: Codable, Sendable, Equatable {
         self.missing = missing
         self.reason = reason
     }
-}
-
-extension GapRange {
-    /// The reason of samples the store could not keep: captured and stored, then evicted by
-    /// retention before they were published because the store reached its size limit (`maxBytes`)
-    /// or filled the disk; or, while the disk was full and commits failed, never stored.
-    public static let storeFull = "storeFull"
 }
 
 extension GapRange {

@@ -76,7 +76,7 @@ extension GyroStore {
                 let now = Date().timeIntervalSince1970
                 for var session in sessions {
                     var changed = false
-                    for gap in session.gaps where gap.stream == stream && gap.reason != GapRange.storeFull
+                    for gap in session.gaps where gap.stream == stream && gap.reason != .storeFull
                         && gap.toMs + 1000 >= firstMs && gap.fromMs - 1000 <= lastMs
                     {
                         guard var chunk = try db.all("""
@@ -193,7 +193,7 @@ extension GyroStore {
             try db.all("""
                 SELECT \(SessionRecord.columns) FROM session WHERE device = ? COLLATE NOCASE AND gaps != '[]' AND startMs >= ?
                 """, [device, sinceMs], SessionRecord.init(row:))
-                .flatMap(\.gaps).filter { $0.stream == stream && $0.reason != GapRange.storeFull }
+                .flatMap(\.gaps).filter { $0.stream == stream && $0.reason != .storeFull }
         }
     }
 }

@@ -42,7 +42,7 @@ extension GyroStore {
         }
         // Resync lists the retained documents after every new broker session. Without an index
         // that was a scan of the whole document table, whose rows carry the first ~4 KB of each
-        // body in their leaf page: 80 MB read for 20,000 chunk documents, at every reconnect.
+        // body in their leaf page: tens of MB read at every reconnect (docs/benchmarks.md).
         // A partial index holds the few retained paths only.
         migrator.register("v3-retained-documents-index") { db in
             try db.execute("CREATE INDEX document_retained_path ON document(path) WHERE retained = 1")
@@ -50,10 +50,10 @@ extension GyroStore {
         // Delivery checks each outbox row against its document's current version. `version` is
         // stored after `body` in the row, so reading a version above 1 from the table walked the
         // body's whole overflow chain (~35 pages for a chunk) before the body itself was read
-        // (0 and 1 live in the record's header). `mqtt-bench` rewrites its documents each round:
-        // a fifth of the publisher's CPU. This index answers it from the path alone. Building it
-        // reads the same chains once: 1.5 s for 20,000 chunks at version 2 (4.6 s from a cold
-        // cache), 0.1 s at version 1, as chunk documents are in the field.
+        // (0 and 1 live in the record's header), a large part of the publisher's CPU where
+        // documents are rewritten. This index answers it from the path alone. Building it reads
+        // the same chains once, and little for documents at version 1, as chunk documents are in
+        // the field (docs/benchmarks.md).
         migrator.register("v4-document-version-index") { db in
             try db.execute("CREATE INDEX document_path_version ON document(path, version)")
         }

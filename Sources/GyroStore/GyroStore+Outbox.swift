@@ -21,9 +21,9 @@ extension GyroStore {
     /// `deliver`, each as soon as its body is read; `deliver` returns false to stop the pass.
     ///
     /// Why not a page of messages: a chunk body is ~140 KB. Read into an array of its own, each
-    /// one was cold memory by the time libmosquitto copied it, and `mqtt-bench --store-bound`
-    /// measured a publisher that reads each body into one reused buffer and publishes it at
-    /// once at 106-118 µs of CPU per document, against 152-155 for pages of arrays.
+    /// one was cold memory by the time libmosquitto copied it; a publisher that reads each body
+    /// into one reused buffer and publishes it at once costs clearly less CPU per document
+    /// (`mqtt-bench --store-bound`, docs/benchmarks.md).
     ///
     /// `deliver` runs on the store's reader thread, inside one read transaction (WAL: it does
     /// not hold up writers), and may block there until the broker has room for the row.
@@ -123,7 +123,7 @@ extension GyroStore {
     /// Deletes outbox rows without waiting for the disk (`synchronous = NORMAL` for this one
     /// commit): if the power goes before a later commit syncs the WAL, the rows come back and
     /// are published again, which at-least-once delivery allows. Syncing each batch of
-    /// acknowledgements cost the publisher ~40 µs of CPU per chunk document in `mqtt-bench`.
+    /// acknowledgements cost the publisher CPU on every chunk document (docs/benchmarks.md).
     /// WAL frames are written in order, so no later commit can survive without this one.
     nonisolated(nonsending)
     private func removeOutboxRows(_ seqs: [Int64]) async throws {

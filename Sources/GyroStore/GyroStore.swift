@@ -112,8 +112,8 @@ public struct GyroStore: Sendable {
     ///
     /// Why: the publisher reads every document back (chunk documents are ~140 KB, 35 overflow
     /// pages); through `pread` that costs a system call and a copy per page, and draining a
-    /// backlog spent more time there than in sending. Mapped, a page is read in place (one pass
-    /// over 5,000 chunk documents: 0.44 s through `pread`, 0.21 s mapped). Only readers map:
+    /// backlog spent more time there than in sending. Mapped, a page is read in place, and a
+    /// pass over the documents took much less time (docs/benchmarks.md). Only readers map:
     /// writes keep going through the WAL. The trade-off, from SQLite's documentation: a disk
     /// read error on a mapped page is a SIGBUS (the service restarts and checks the file)
     /// instead of an error. The size is SQLite's default compile-time ceiling (~2 GiB).
@@ -133,9 +133,9 @@ public struct GyroStore: Sendable {
         try db.execute("PRAGMA foreign_keys = ON")
         try db.execute("PRAGMA synchronous = FULL")
         // Debian builds SQLite with SECURE_DELETE, which zeroes every freed page and writes
-        // it: evicting or pruning 1,000 chunk documents wrote 141 MB to the WAL (and again
-        // at the checkpoint) instead of 0.2 MB, 7x slower, and grew the WAL exactly when the
-        // disk was full. FAST still zeroes deleted content inside pages that are written anyway.
+        // it: evicting or pruning chunk documents wrote each freed page to the WAL (and again
+        // at the checkpoint), much slower, and grew the WAL exactly when the disk was full
+        // (docs/benchmarks.md). FAST still zeroes deleted content inside pages written anyway.
         try db.execute("PRAGMA secure_delete = FAST")
         if db.isReadOnly {
             try db.execute("PRAGMA mmap_size = \(readerMappedBytes)")
@@ -162,8 +162,8 @@ public struct GyroStore: Sendable {
         // fills in about a minute, then is reused from its start: no more growth, and a checkpoint
         // a minute, each two fdatasyncs of its own (WAL, database) plus the WAL header's at the next
         // commit. A WAL that reaches its size within seconds (100 pages) checkpoints every few
-        // seconds instead, and the writer thread uses more CPU, not less: 3.37 and 3.23 CPU-s per
-        // M samples against 2.86 and 2.94 with the default (e2e bench, 60 s from the start).
+        // seconds instead, and the writer thread uses more CPU, not less (e2e bench,
+        // docs/benchmarks.md).
         let verdict = try writer.first("PRAGMA quick_check") { try $0.text(0) } ?? "no answer"
         guard verdict == "ok" else {
             throw SQLiteError(code: SQLITE_CORRUPT, message: "quick_check: \(verdict)")

@@ -1,4 +1,5 @@
 import JSON
+import MetaWear
 
 /// The small JSON columns of sessions and chunks: hazard counts and gap ranges.
 ///
@@ -17,7 +18,7 @@ enum JSONColumn {
             [
                 "stream": .string(gap.stream), "fromIndex": .integer(gap.fromIndex), "toIndex": .integer(gap.toIndex),
                 "fromMs": .number(gap.fromMs), "toMs": .number(gap.toMs), "missing": .integer(gap.missing),
-                "reason": .string(gap.reason),
+                "reason": .string(gap.reason.rawValue),
             ]
         }))
     }
@@ -45,7 +46,7 @@ enum JSONColumn {
                   let missing = item["missing"]?.int64, let reason = item["reason"]?.string else {
                 throw JSONError("the gaps column has a range without stream, fromIndex, toIndex, fromMs, toMs, missing or reason: \(item.text)")
             }
-            gaps.append(GapRange(stream: stream, fromIndex: fromIndex, toIndex: toIndex, fromMs: fromMs, toMs: toMs, missing: missing, reason: reason))
+            gaps.append(GapRange(stream: stream, fromIndex: fromIndex, toIndex: toIndex, fromMs: fromMs, toMs: toMs, missing: missing, reason: GapReason(rawValue: reason)))
         }
         return gaps
     }

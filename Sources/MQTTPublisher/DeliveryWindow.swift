@@ -10,17 +10,15 @@ import GyroStore
 /// Why the feeder publishes itself: an outbox row's body (~140 KB for a chunk) is read into
 /// one reused buffer and copied into libmosquitto's packet straight away, while it is still in
 /// the CPU's cache. Pages of rows read ahead into arrays of their own were cold memory by the
-/// time they were published, and the network thread did that copy besides its socket writes;
-/// `mqtt-bench` measured 152-155 µs of CPU per chunk document that way, 106-118 µs for a
-/// publisher reading and publishing from one buffer.
+/// time they were published, and the network thread did that copy besides its socket writes,
+/// which cost clearly more CPU per chunk document (`mqtt-bench`, docs/benchmarks.md).
 ///
 /// Why the actor is off the per-message path: when every PUBACK went through the actor before
-/// the next publish, each one waited for a task wake-up (0.4 ms on average in `mqtt-bench`).
+/// the next publish, each one waited for a task wake-up.
 /// The actor is woken for a batch of outcomes (`wakeAfterOutcomes`), when the window empties
 /// (drained, or shutting down), on a failure and for the presence document's PUBACK: a task
-/// switch per message was a good part of the fixed cost, which `mqtt-bench --points 10` (1 KB
-/// documents) measured at 37-51 µs of CPU per document against a bare publisher's 16-23, and
-/// 30-45 µs batched.
+/// switch per message was a good part of the fixed cost of small documents
+/// (`mqtt-bench --points 10`, docs/benchmarks.md).
 ///
 /// Documents re-asserted by a resync are queued here (`replaceQueue`) and published from the
 /// PUBACK callback; the feeder waits until they are all out, so they go before further rows.
@@ -175,8 +173,7 @@ final class DeliveryWindow: @unchecked Sendable {
 
     /// Rows up to this size are copied into the queue when the window is full, and published
     /// by the network thread on a PUBACK: for them a copy costs less than waking the feeder
-    /// for each PUBACK (`mqtt-bench --points 10`, 1 KB documents: 54 µs of CPU per document
-    /// that way). Larger rows wait in the feeder: copied, they would be cold by the time they
+    /// for each PUBACK (`mqtt-bench --points 10`, docs/benchmarks.md). Larger rows wait in the feeder: copied, they would be cold by the time they
     /// are published.
     static let queueBelowBytes = 16 * 1024
 

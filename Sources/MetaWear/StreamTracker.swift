@@ -46,7 +46,7 @@ public struct StreamTracker: Sendable {
         public var firstIndex: Int64
         public var samples: [TimestampedSample]
         /// Set when a gap precedes this batch: why, for the gap record.
-        public var gapReason: String?
+        public var gapReason: GapReason?
     }
 
     public let odrHz: Double
@@ -73,7 +73,7 @@ public struct StreamTracker: Sendable {
     private var held: [(samples: RawTriples, arrival: Double)] = []
     private var residuals: [Double] = []
     private var suffix: [Double] = []
-    private var pendingReason: String?
+    private var pendingReason: GapReason?
     /// The samples of the batch being handed out, reused from one batch to the next.
     private var decoded: [TimestampedSample] = []
     /// Smallest residuals of accepted notifications in the current and the previous bucket of
@@ -108,7 +108,7 @@ public struct StreamTracker: Sendable {
 
     /// The reason for the next gap found from arrival times, when the caller knows one (the link
     /// dropped, the board went silent); "notReceived" otherwise.
-    public var nextGapReason: String?
+    public var nextGapReason: GapReason?
 
     /// Samples are held for confirmation.
     public var isHolding: Bool { !held.isEmpty }
@@ -120,7 +120,7 @@ public struct StreamTracker: Sendable {
     /// Takes over a stream an earlier run of the gateway indexed: the next sample gets `index`
     /// (a gap with `reason` before it when that is above what the earlier run stored), and
     /// `lastStamp` is when that run's last sample was due, for ``restart(end:reason:)``.
-    public mutating func resume(at index: Int64, lastStamp: Double?, reason: String) {
+    public mutating func resume(at index: Int64, lastStamp: Double?, reason: GapReason) {
         precondition(held.isEmpty && receivedSamples == 0, "resume a new tracker")
         nextIndex = index
         segmentBase = index
@@ -131,7 +131,7 @@ public struct StreamTracker: Sendable {
     /// Starts a new board stream after an interruption that ended the old one as `end` says: the
     /// samples the board produced after the last stamp and never delivered are declared missing
     /// with `reason`. Flush held samples first (``flush()``).
-    public mutating func restart(end: StreamEnd, reason: String) {
+    public mutating func restart(end: StreamEnd, reason: GapReason) {
         precondition(held.isEmpty, "flush before restarting")
         if let lastStamp {
             let missing: Int64
@@ -301,7 +301,7 @@ public struct StreamTracker: Sendable {
             nextIndex += missing
             missingSamples += missing
             gapCount += 1
-            pendingReason = nextGapReason ?? "notReceived"
+            pendingReason = nextGapReason ?? .notReceived
             nextGapReason = nil
         }
         // Accept the suspect and every held notification up to the first one from which all are

@@ -29,7 +29,7 @@ public final class GATTMetaWearLink: MetaWearLink {
     public static func open(_ connection: LEConnection) async throws -> GATTMetaWearLink {
         let gatt = connection.gatt
         let services = try await gatt.discoverPrimaryServices()
-        guard let metaWear = services.first(where: { $0.uuid == Advertisement.metaWearServiceUUID }) else {
+        guard let metaWear = services.first(where: { $0.uuid == serviceUUID }) else {
             throw MissingService(description: "no MetaWear service on \(connection.peer)")
         }
         let characteristics = try await gatt.discoverCharacteristics(of: metaWear)
@@ -42,6 +42,9 @@ public final class GATTMetaWearLink: MetaWearLink {
         }
         return GATTMetaWearLink(connection: connection, command: command, notify: notify, deviceInformation: information)
     }
+
+    /// The MetaWear service, which every MetaWear advertises: what a scan for sensors filters on.
+    public static let serviceUUID = uuid(MetaWearUUIDs.service)
 
     static func uuid(_ text: String) -> BluetoothUUID {
         let bytes = MetaWearUUIDs.bytes(of: text)!
@@ -112,7 +115,7 @@ public actor BLEMetaWearConnector: MetaWearConnector {
     }
 
     public func scan(timeout: Duration) async throws -> [String] {
-        let found = try await host.scan(for: timeout, serviceUUID: Advertisement.metaWearServiceUUID)
+        let found = try await host.scan(for: timeout, serviceUUID: GATTMetaWearLink.serviceUUID)
         for advertisement in found { addressTypes[advertisement.address] = advertisement.addressType }
         return found.map { "\($0.address)" }
     }

@@ -2,38 +2,6 @@ import BLEHost
 import Logging
 import MetaWear
 
-/// What a board reports while it runs.
-public enum BoardEvent: Sendable {
-    /// One notification's samples, raw, with the host arrival time (seconds).
-    case samples(MetaWearModuleID, RawTriples, arrival: Double)
-    /// The streams restart after a (re)initialisation (what is known of the old ones in
-    /// `restart`); samples after this event belong to the new streams of `plan`. Every stale
-    /// sample of the old gyro stream was sent before this event. (Indirect: inline, the plan
-    /// would make every event, samples included, as large as itself to pass along.)
-    indirect case restarted(StreamingPlan, StreamRestart)
-    /// The board's log clock, read at an initialisation before any stale sample is passed on: a
-    /// new `reset_uid` means the board reset since the last one.
-    case clock(BoardClock)
-    case button(Switch.State)
-    case battery(Settings.BatteryState)
-}
-
-public enum BoardError: Error, Equatable, CustomStringConvertible {
-    /// No answer to a request within the response timeout.
-    case timeout(String)
-    /// The link ended while waiting.
-    case linkClosed
-    case plan(StreamingPlan.PlanError)
-
-    public var description: String {
-        switch self {
-        case .timeout(let what): "no answer to \(what) in time"
-        case .linkClosed: "the link closed"
-        case .plan(let error): error.description
-        }
-    }
-}
-
 /// One MetaWear over one link: initialisation, streaming and the notifications in between.
 ///
 /// ``initialise()`` always runs the full sequence, whatever state the board is in: enable
@@ -54,64 +22,64 @@ public enum BoardError: Error, Equatable, CustomStringConvertible {
 ///   sees the time they were missing as a gap) until the barrier that follows the reset; otherwise
 ///   they are dropped. When none has arrived yet, one is awaited for a few notification periods
 ///   before the reset (see ``awaitStaleSample(_:)``). Stale accelerometer data is always dropped.
-/// - ``BoardEvent/restarted(_:stopTime:)`` then marks where the new streams begin.
+/// - ``BoardEvent/restarted(_:_:)`` then marks where the new streams begin.
 public actor MetaWearBoard {
     public let link: any MetaWearLink
     public let options: BoardOptions
     /// How long each answer is awaited; starts at ``BoardOptions/responseTimeout``.
-    public private(set) var responseTimeout: Duration
+    public internal(set) var responseTimeout: Duration
     let logger: Logger
     let now: @Sendable () -> Double
 
-    public private(set) var info = BoardInfo()
-    public private(set) var plan: StreamingPlan?
+    public internal(set) var info = BoardInfo()
+    public internal(set) var plan: StreamingPlan?
     /// Host time (s) at which the reset sequence stopped the board's streams.
-    public private(set) var stopTime: Double?
-    public private(set) var streaming = false
+    public internal(set) var stopTime: Double?
+    public internal(set) var streaming = false
     /// Host time (s) of the last data notification accepted.
-    public private(set) var lastDataArrival: Double?
-    public private(set) var battery: Settings.BatteryState?
+    public internal(set) var lastDataArrival: Double?
+    public internal(set) var battery: Settings.BatteryState?
 
     /// Receives every event, on the link's loop, synchronously.
-    private let onEvent: @Sendable (BoardEvent) -> Void
+    let onEvent: @Sendable (BoardEvent) -> Void
     var parser = MetaWearPacketParser()
-    private enum Phase { case discovering, stale, quiet, streaming }
-    private var phase = Phase.quiet
+    enum Phase { case discovering, stale, quiet, streaming }
+    var phase = Phase.quiet
     /// Data notifications that arrived before discovery finished.
-    private var early: [([UInt8], Double)] = []
+    var early: [([UInt8], Double)] = []
     /// Whether stale gyro data (from before the reset) continues the gateway's stream.
-    private var staleGyroMatches = false
+    var staleGyroMatches = false
     /// Whether such stale data arrived during this initialisation.
-    private var staleGyroDelivered = false
+    var staleGyroDelivered = false
     /// Resumed by the first stale gyro sample (or the link's end), see ``awaitStaleSample(_:)``.
-    private var staleWaiter: CheckedContinuation<Void, Never>?
-    private var subscribed = false
-    private var waiters: [UInt16: Waiter] = [:]
+    var staleWaiter: CheckedContinuation<Void, Never>?
+    var subscribed = false
+    var waiters: [UInt16: Waiter] = [:]
     /// When the last answer to a request arrived (host seconds): a time read off the board is
     /// that close to the read, however late the request's caller resumes.
-    private var answerArrival: Double?
+    var answerArrival: Double?
     /// The gyro loggers' ids (x/y slice, z slice), once created.
     public internal(set) var loggers: (UInt8, UInt8)?
     /// The time accounter the gyro streams through (``StreamingPlan/Stream/boardTime``), and the
     /// packer before it (``StreamingPlan/Stream/processorPacked``), once created.
-    public private(set) var gyroAccounter: UInt8?
-    private var gyroPacker: UInt8?
+    public internal(set) var gyroAccounter: UInt8?
+    var gyroPacker: UInt8?
     /// The log clock read at this initialisation: converts accounter ticks to host time.
-    private var clock: BoardClock?
+    var clock: BoardClock?
     /// The reset times of power cycles already placed (by an earlier link or run), by `reset_uid`.
-    private let knownResetTimes: [UInt8: Double]
-    private var ticks = TickUnwrapper()
+    let knownResetTimes: [UInt8: Double]
+    var ticks = TickUnwrapper()
     /// The loop's read whose arrival time ``arrival(_:)`` holds, and that time.
-    private var arrivalRead: UInt64 = 0
-    private var readArrival = 0.0
-    private var nextWaiterID = 0
+    var arrivalRead: UInt64 = 0
+    var readArrival = 0.0
+    var nextWaiterID = 0
     var closed = false
     /// The log download in progress, fed by `0b 07`, `0b 08` and `0b 0d` notifications.
     /// Last: its size is known only at run time (a checked continuation), and so are the offsets
     /// of the properties declared after it, which then cost a metadata lookup on every access.
     var download: LogDownloadState?
 
-    private struct Waiter {
+    struct Waiter {
         var id: Int
         var continuation: CheckedContinuation<[UInt8], any Error>
     }
@@ -229,71 +197,6 @@ public actor MetaWearBoard {
         return BoardClock(resetUID: time.resetUID, resetTime: resetTime)
     }
 
-    /// Configures and starts the planned streams, then button, connection interval and LED.
-    public func startStreaming() async throws {
-        guard let plan else { throw BoardError.timeout("start before initialise") }
-        if let backfill = options.backfill, info.isPresent(.logging) { try await startLogging(plan, backfill) }
-        phase = .streaming
-        var commands = plan.startCommands
-        if plan.gyro.boardTime {
-            // The gyro's configuration first (written while it is stopped), then its accounter.
-            try await link.write(commands.removeFirst())
-            try await subscribeTimedGyro(plan.gyro)
-        }
-        for command in commands { try await link.write(command) }
-        if plan.wantsShortInterval {
-            await link.requestConnectionInterval(minimumMilliseconds: 7.5, maximumMilliseconds: 15)
-        }
-        streaming = true
-    }
-
-    /// Stops the streams in reverse order, then waits (up to the response timeout, at most
-    /// 1 s: this runs while the gateway shuts down) for an answer from the board. The link is in order, so the answer means the board has carried
-    /// out the stop commands before the caller disconnects: a MetaWear keeps streaming without
-    /// a connection, and a stop overtaken by the disconnect would leave it streaming (and
-    /// draining its battery) until the next connection resets it. Data in flight (a paced loop
-    /// may have left a batch unread) arrives before the answer and is still passed on.
-    public func stopStreaming() async throws {
-        guard let plan else { return }
-        streaming = false
-        defer { phase = .quiet }
-        for command in plan.stopCommands { try await link.write(command) }
-        for id in [gyroAccounter, gyroPacker].compactMap({ $0 }) { try await link.write(DataProcessor.remove(id: id)) }
-        _ = try await request(Gyro.readConfiguration(), answer: MetaWearModuleID.gyro.rawValue, 0x83,
-                              what: "gyro configuration read after the stop", timeout: min(responseTimeout, .seconds(1)))
-    }
-
-    /// Creates the gyro's time accounter (after a packer of 2 when the plan packs) and subscribes
-    /// to its output; a board that does not answer streams the raw signal instead, one sample per
-    /// notification, stamped on arrival.
-    private func subscribeTimedGyro(_ stream: StreamingPlan.Stream) async throws {
-        guard let registers = info.gyroRegisters else { return }
-        if stream.processorPacked {
-            gyroPacker = await createProcessor(DataProcessor.createPacker(module: .gyro, register: registers.data, count: 2),
-                                               what: "packer creation")
-        }
-        if !stream.processorPacked || gyroPacker != nil {
-            let create = gyroPacker.map { DataProcessor.createTimeAccounter(packer: $0) }
-                ?? DataProcessor.createTimeAccounter(module: .gyro, register: registers.data)
-            gyroAccounter = await createProcessor(create, what: "time accounter creation")
-        }
-        if let gyroAccounter {
-            for command in DataProcessor.subscribe(id: gyroAccounter) { try await link.write(command) }
-        } else {
-            if closed { throw BoardError.linkClosed }
-            logger.warning("the board made no time accounter: gyro samples are stamped on arrival",
-                           metadata: ["subsystem": "sensor"])
-            try await link.write(try Gyro.subscribe(registers))
-        }
-    }
-
-    /// The new processor's id, or nil when the board did not answer.
-    private func createProcessor(_ command: MetaWearCommand, what: String) async -> UInt8? {
-        guard let answer = try? await request(command, answer: MetaWearModuleID.dataProcessor.rawValue, 0x02, what: what),
-              case .processorCreated(let id) = try? parser.parse(answer) else { return nil }
-        return id
-    }
-
     /// Reads the battery (`11 8c`); the answer is also sent as an event.
     public func readBattery() async throws -> Settings.BatteryState? {
         guard info.isPresent(.settings) else { return nil }
@@ -322,162 +225,4 @@ public actor MetaWearBoard {
         linkEnded()
     }
 
-    // MARK: - Requests and notifications
-
-    func request(_ command: MetaWearCommand, answer module: UInt8, _ register: UInt8, what: String,
-                         timeout: Duration? = nil) async throws -> [UInt8]
-    {
-        if closed { throw BoardError.linkClosed }
-        let key = UInt16(module) << 8 | UInt16(register)
-        // The answer's arrival time matters (the log clock's reference), and so does its latency.
-        loop.promptReads(+1)
-        defer { loop.promptReads(-1) }
-        nextWaiterID += 1
-        let id = nextWaiterID
-        let timeout = timeout ?? responseTimeout
-        // A timer of the loop, not a sleeping task: a sleep's dispatch timer wakes two threads of
-        // the global executor when it ends, even after the answer has cancelled it.
-        // Strong (cancelled below when the answer comes): the board is referenced weakly nowhere,
-        // see `initialise()`.
-        let alarm = loop.makeAlarm()
-        loop.schedule(after: timeout.seconds, tolerance: timeout.seconds / 16, alarm: alarm) { [board = self] in
-            board.assumeIsolated { $0.fail(key: key, id: id, with: BoardError.timeout(what)) }
-        }
-        defer { loop.cancel(alarm) }
-        return try await withCheckedThrowingContinuation { continuation in
-            waiters[key] = Waiter(id: id, continuation: continuation)
-            Task { [link] in
-                do { try await link.write(command) } catch { self.fail(key: key, id: id, with: error) }
-            }
-        }
-    }
-
-    /// A board that streams the planned gyro configuration but whose samples have not arrived on
-    /// this link yet (an initialisation can take less than a sample period): one is awaited for a
-    /// few notification periods before the stop. Its stream then says exactly how many samples the
-    /// board produced while the link was down, where the stop time says it only to within one.
-    private func awaitStaleSample(_ plan: StreamingPlan) async {
-        guard staleGyroMatches, !staleGyroDelivered, !closed else { return }
-        let wait = min(2 * Double(plan.gyro.samplesPerNotification) / plan.gyro.odrHz + 0.05, 0.5)
-        loop.promptReads(+1)
-        defer { loop.promptReads(-1) }
-        let alarm = loop.makeAlarm()
-        loop.schedule(after: wait, tolerance: wait / 16, alarm: alarm) { [board = self] in
-            board.assumeIsolated { $0.resumeStaleWaiter() }
-        }
-        defer { loop.cancel(alarm) }
-        await withCheckedContinuation { staleWaiter = $0 }
-    }
-
-    private func resumeStaleWaiter() {
-        staleWaiter.take()?.resume()
-    }
-
-    private func fail(key: UInt16, id: Int, with error: any Error) {
-        guard let waiter = waiters[key], waiter.id == id else { return }
-        waiters[key] = nil
-        waiter.continuation.resume(throwing: error)
-    }
-
-    private func linkEnded() {
-        closed = true
-        resumeStaleWaiter()
-        download?.fail(BoardError.linkClosed)
-        for (_, waiter) in waiters { waiter.continuation.resume(throwing: BoardError.linkClosed) }
-        waiters = [:]
-    }
-
-    /// When the notification being handled arrived: the clock is read at this board's first
-    /// notification of each of the loop's reads and kept for the rest of that read, which arrived
-    /// with it (a clock read per notification is a few percent of the data plane's time).
-    /// Outside a read of the loop (a transport that delivers on its own), the clock is read.
-    func arrival(_ now: () -> Double) -> Double {
-        let read = loop.currentRead
-        guard read != 0 else { return now() }
-        if read != arrivalRead { (arrivalRead, readArrival) = (read, now()) }
-        return readArrival
-    }
-
-    /// One notification, as the host read it (the slice is valid during this call only).
-    func handle(_ bytes: ArraySlice<UInt8>, arrival: Double) {
-        guard bytes.count >= 2 else { return }
-        // The module first: `download != nil` copies the download's state.
-        if bytes[bytes.startIndex] == MetaWearModuleID.logging.rawValue, download != nil, readout(bytes) { return }
-        if phase != .discovering, let data = parser.dataSamples(bytes) {
-            switch data {
-            case .gyro(let samples): gyroData(samples, arrival: arrival)
-            case .accelerometer(let samples): accelerometerData(samples, arrival: arrival)
-            }
-            return
-        }
-        if phase != .discovering, let timed = parser.timedSamples(bytes) {
-            timedGyroData(timed.processor, tick: timed.tick, timed.samples, arrival: arrival)
-            return
-        }
-        let start = bytes.startIndex
-        // A read answer (bit 0x80, silent bit folded), or a creation's id (`0b 02 <id>`), may
-        // complete a request.
-        if bytes[start + 1] & 0x80 != 0 || !waiters.isEmpty {
-            let register = bytes[start + 1] & 0x80 != 0 ? bytes[start + 1] & ~MetaWearRegister.silentBit : bytes[start + 1]
-            let key = UInt16(bytes[start]) << 8 | UInt16(register)
-            if let waiter = waiters.removeValue(forKey: key) {
-                answerArrival = arrival
-                waiter.continuation.resume(returning: Array(bytes))
-                return
-            }
-        }
-        if phase == .discovering {
-            let data = bytes[start] == MetaWearModuleID.gyro.rawValue
-                || (bytes[start] == MetaWearModuleID.dataProcessor.rawValue && bytes[start + 1] == DataProcessor.outputRegister)
-            if data, early.count < 100_000 { early.append((Array(bytes), arrival)) }
-            return
-        }
-        let packet: MetaWearPacket
-        do { packet = try parser.parse(Array(bytes)) } catch {
-            logger.debug("dropped notification", metadata: ["subsystem": "sensor", "error": "\(error)"])
-            return
-        }
-        switch packet {
-        case .gyroData(let samples), .gyroPacked(let samples):
-            gyroData(samples, arrival: arrival)
-        case .accData(let samples), .accPacked(let samples):
-            accelerometerData(samples, arrival: arrival)
-        case .switchState(let state):
-            onEvent(.button(state))
-        case .battery(let state):
-            battery = state
-            onEvent(.battery(state))
-        default:
-            break
-        }
-    }
-
-    private func gyroData(_ samples: RawTriples, arrival: Double, boardTime: Double? = nil) {
-        if phase == .stale {
-            guard staleGyroMatches, let plan, samples.count == plan.gyro.samplesPerNotification,
-                  plan.gyro.boardTime == (boardTime != nil) else { return }
-            staleGyroDelivered = true
-            resumeStaleWaiter()
-        } else if phase != .streaming {
-            return
-        }
-        lastDataArrival = arrival
-        onEvent(.samples(.gyro, samples, arrival: boardTime ?? arrival))
-    }
-
-    /// Samples of the gyro's time accounter: passed on stamped with when the board produced the
-    /// last, as the end of its tick in host time (so never before it was produced, like an arrival).
-    /// Before the reset (stale), the accounter is the one this gateway made on the last link: the
-    /// reset sequence removes every processor, and the gateway makes no other.
-    private func timedGyroData(_ processor: UInt8, tick: UInt32, _ samples: RawTriples, arrival: Double) {
-        guard phase == .stale || processor == gyroAccounter, let clock else { return }
-        let produced = clock.resetTime + (Double(ticks.unwrap(tick)) + 1) * Logging.tickMilliseconds / 1000
-        gyroData(samples, arrival: arrival, boardTime: produced)
-    }
-
-    private func accelerometerData(_ samples: RawTriples, arrival: Double) {
-        guard phase == .streaming else { return }
-        lastDataArrival = arrival
-        onEvent(.samples(.accelerometer, samples, arrival: arrival))
-    }
 }

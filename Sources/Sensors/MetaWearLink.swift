@@ -25,7 +25,7 @@ public protocol MetaWearLink: Sendable {
 }
 
 /// Opens links to boards. Implementations serialise scans and connects per controller (see
-/// ``ConnectionGate``).
+/// ``BLEMetaWearConnector``, whose host runs one at a time).
 public protocol MetaWearConnector: Sendable {
     /// Connects to the board at `address` (`C4:BE:84:00:00:01`) within `timeout`.
     func connect(address: String, timeout: Duration) async throws -> any MetaWearLink

@@ -38,13 +38,13 @@ public actor SensorFleet {
     let discovery: Discovery?
     /// Most sensors on the controller at once (`bluetooth.maxSensors`).
     let limit: Int
-    let engine: CaptureEngine
+    let engine: any CaptureSink
     let settings: SupervisorSettings
     let logger: Logger
     private var supervisors: [String: SensorSupervisor] = [:]
     private var order: [String] = []
 
-    public init(configured: [Member], discovery: Discovery?, limit: Int, engine: CaptureEngine,
+    public init(configured: [Member], discovery: Discovery?, limit: Int, engine: any CaptureSink,
                 settings: SupervisorSettings, logger: Logger) {
         self.configured = configured
         self.discovery = discovery

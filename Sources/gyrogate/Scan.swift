@@ -4,6 +4,7 @@ import BluetoothWire
 import GatewayConfig
 import JSON
 import Logging
+import Sensors
 
 struct Scan: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -40,7 +41,7 @@ struct Scan: AsyncParsableCommand {
             do {
                 try await host.start()
                 found = try await host.scan(for: .milliseconds(Int(seconds * 1000)),
-                                            serviceUUID: all ? nil : Advertisement.metaWearServiceUUID,
+                                            serviceUUID: all ? nil : GATTMetaWearLink.serviceUUID,
                                             addresses: all ? [] : known)
             } catch {
                 await host.stop()
@@ -56,7 +57,7 @@ struct Scan: AsyncParsableCommand {
                 ["address": .string("\(advertisement.address)"), "addressType": advertisement.addressType == .public ? "public" : "random",
                  "name": advertisement.name.jsonValue, "rssi": Int(advertisement.rssi).jsonValue,
                  "connectable": .bool(advertisement.isConnectable), "configured": .bool(known.contains(advertisement.address)),
-                 "metawear": .bool(advertisement.serviceUUIDs.contains(Advertisement.metaWearServiceUUID))]
+                 "metawear": .bool(advertisement.serviceUUIDs.contains(GATTMetaWearLink.serviceUUID))]
             }))
             return
         }

@@ -1,5 +1,6 @@
 import ATT
 import BluetoothWire
+import WireTestSupport
 import XCTest
 
 final class ATTPDUTests: XCTestCase {

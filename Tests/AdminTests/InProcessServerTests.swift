@@ -131,9 +131,9 @@ final class InProcessServerTests: XCTestCase {
     func testSessionJSONBreaksMissingSamplesDownByReason() throws {
         var session = SessionRecord(id: "u___1", userId: "u", device: "d", startMs: 0, localDate: "2026-01-01")
         session.gaps = [
-            GapRange(stream: "gyro", fromIndex: 0, toIndex: 3999, fromMs: 0, toMs: 79_980, missing: 4000, reason: GapRange.storeFull),
-            GapRange(stream: "gyro", fromIndex: 4500, toIndex: 4509, fromMs: 90_000, toMs: 90_180, missing: 10, reason: "notReceived"),
-            GapRange(stream: "gyro", fromIndex: 6000, toIndex: 6499, fromMs: 120_000, toMs: 129_980, missing: 500, reason: GapRange.storeFull),
+            GapRange(stream: "gyro", fromIndex: 0, toIndex: 3999, fromMs: 0, toMs: 79_980, missing: 4000, reason: .storeFull),
+            GapRange(stream: "gyro", fromIndex: 4500, toIndex: 4509, fromMs: 90_000, toMs: 90_180, missing: 10, reason: .notReceived),
+            GapRange(stream: "gyro", fromIndex: 6000, toIndex: 6499, fromMs: 120_000, toMs: 129_980, missing: 500, reason: .storeFull),
         ]
         session.samples = 5490
         session.expected = 10_000

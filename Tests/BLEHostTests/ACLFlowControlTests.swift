@@ -42,7 +42,7 @@ final class ACLFlowControlTests: XCTestCase {
         XCTAssertEqual(status.aclBufferSize, 27)
         XCTAssertEqual(status.aclBufferCount, 2)
 
-        let found = try await host.scan(for: .seconds(1), serviceUUID: Advertisement.metaWearServiceUUID)
+        let found = try await host.scan(for: .seconds(1), serviceUUID: MetaWearGATT.service)
         let sensor = try XCTUnwrap(found.first)
         let connection = try await host.connect(to: sensor.address, addressType: sensor.addressType)
         let gatt = connection.gatt

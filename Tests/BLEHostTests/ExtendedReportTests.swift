@@ -17,7 +17,7 @@ final class ExtendedReportTests: XCTestCase {
         try await host.start()
         var found: [Advertisement] = []
         for _ in 0..<3 where found.count < 3 {
-            found = try await host.scan(for: .milliseconds(1500), serviceUUID: Advertisement.metaWearServiceUUID)
+            found = try await host.scan(for: .milliseconds(1500), serviceUUID: MetaWearGATT.service)
         }
         XCTAssertEqual(found.count, 3, "\(found)")
         XCTAssertEqual(Set(found.map(\.address)).count, 3)

@@ -1,9 +1,10 @@
 import BLEHost
 import BluetoothWire
+import MetaWear
 
 /// The MetaWear GATT layout the tests and the benchmark use.
 enum MetaWearGATT {
-    static let service = Advertisement.metaWearServiceUUID
+    static let service = try! BluetoothUUID(parsing: MetaWearUUIDs.service)
     static let command = BluetoothUUID(high: 0x326A_9001_85CB_9195, low: 0xD9DD_464C_FBBA_E75A)
     static let notify = BluetoothUUID(high: 0x326A_9006_85CB_9195, low: 0xD9DD_464C_FBBA_E75A)
 

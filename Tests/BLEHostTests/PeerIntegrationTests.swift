@@ -53,7 +53,7 @@ final class PeerIntegrationTests: XCTestCase {
     func scanSensors(_ host: BLEHost, expected: Int) async throws -> [Advertisement] {
         var found: [Advertisement] = []
         for _ in 0..<3 where found.count < expected {
-            found = try await host.scan(for: .milliseconds(1500), serviceUUID: Advertisement.metaWearServiceUUID)
+            found = try await host.scan(for: .milliseconds(1500), serviceUUID: MetaWearGATT.service)
         }
         return found
     }

@@ -22,7 +22,7 @@ final class BackfillChunkTests: XCTestCase {
         let session = try await engine.startSession(sensor: sensor, atMs: t0)
         try await engine.append(sensor: sensor, stream: .gyro, odrHz: 100, range: 2000, firstIndex: 0, samples: samples(0..<50))
         try await engine.append(sensor: sensor, stream: .gyro, odrHz: 100, range: 2000, firstIndex: 300, samples: samples(300..<350),
-                               gapReason: "disconnected (x)")
+                               gapReason: .disconnected("x"))
         let before = try await store.session(id: session.id)
         XCTAssertEqual(before?.gaps.map(\.missing), [250])
 

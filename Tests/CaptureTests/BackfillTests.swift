@@ -6,7 +6,7 @@ import XCTest
 
 /// Which logged samples fill a gap, and how a published chunk document takes them in.
 final class BackfillTests: XCTestCase {
-    let gap = GapRange(stream: "gyro", fromIndex: 10, toIndex: 14, fromMs: 100, toMs: 140, missing: 5, reason: "disconnected (x)")
+    let gap = GapRange(stream: "gyro", fromIndex: 10, toIndex: 14, fromMs: 100, toMs: 140, missing: 5, reason: .disconnected("x"))
 
     func sample(_ ms: Double, _ x: Float = 0) -> StoredSample { StoredSample(timestampMs: ms, x: x, y: 1, z: 2) }
 
@@ -22,7 +22,7 @@ final class BackfillTests: XCTestCase {
         // The log lost index 12 (it overwrote it, say): the others take the indices nearest their times.
         let fill = GapFill(gap: gap, periodMs: 10, samples: [sample(100.8), sample(110.9), sample(130.7), sample(140.5)])
         XCTAssertEqual(fill.filled.map(\.index), [10, 11, 13, 14])
-        XCTAssertEqual(fill.remaining, [GapRange(stream: "gyro", fromIndex: 12, toIndex: 12, fromMs: 120, toMs: 120, missing: 1, reason: "disconnected (x)")])
+        XCTAssertEqual(fill.remaining, [GapRange(stream: "gyro", fromIndex: 12, toIndex: 12, fromMs: 120, toMs: 120, missing: 1, reason: .disconnected("x"))])
         let none = GapFill(gap: gap, periodMs: 10, samples: [sample(40), sample(200)])
         XCTAssertEqual(none.filled.count, 0)
         XCTAssertEqual(none.remaining, [gap])
@@ -31,15 +31,15 @@ final class BackfillTests: XCTestCase {
     func testAGapThatEndsAfterItsLastSampleWasDueStepsByThePeriod() {
         // A board reset at ~145 ms ended the stream: the gap's end is the next stream's first
         // sample (190 ms), not where its last missing sample was due. The log lost the last two.
-        let reset = GapRange(stream: "gyro", fromIndex: 10, toIndex: 14, fromMs: 100, toMs: 180, missing: 5, reason: "board reset")
+        let reset = GapRange(stream: "gyro", fromIndex: 10, toIndex: 14, fromMs: 100, toMs: 180, missing: 5, reason: .boardReset)
         let fill = GapFill(gap: reset, periodMs: 10, samples: [sample(100.8), sample(110.9), sample(121)])
         XCTAssertEqual(fill.filled.map(\.index), [10, 11, 12])
-        XCTAssertEqual(fill.remaining, [GapRange(stream: "gyro", fromIndex: 13, toIndex: 14, fromMs: 130, toMs: 140, missing: 2, reason: "board reset")])
+        XCTAssertEqual(fill.remaining, [GapRange(stream: "gyro", fromIndex: 13, toIndex: 14, fromMs: 130, toMs: 140, missing: 2, reason: .boardReset)])
     }
 
     func testOneMoreSampleThanAnEstimatedCountFillsInOrderFromTheStart() {
         // A restart's count estimated one short: 160 indices, 161 logged samples at the period.
-        let estimated = GapRange(stream: "gyro", fromIndex: 100, toIndex: 259, fromMs: 1000, toMs: 2600, missing: 160, reason: "gateway restarted")
+        let estimated = GapRange(stream: "gyro", fromIndex: 100, toIndex: 259, fromMs: 1000, toMs: 2600, missing: 160, reason: .gatewayRestarted)
         let logged = (0..<161).map { sample(1000 + Double($0) * 10 + 0.7, Float($0)) }
         let fill = GapFill(gap: estimated, periodMs: 10, samples: logged)
         XCTAssertEqual(fill.filled.map(\.index), Array(100...259))

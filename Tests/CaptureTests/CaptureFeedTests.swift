@@ -1,5 +1,6 @@
 import Capture
 import GyroStore
+import MetaWear
 import XCTest
 
 /// The feed between the data plane and the engine: runs grow per sensor stream while sensors
@@ -9,7 +10,7 @@ final class CaptureFeedTests: XCTestCase {
     let right = SensorIdentity(device: "AA:AA:AA:AA:AA:02", userId: "u")
 
     private func append(_ feed: CaptureFeed, _ sensor: SensorIdentity, _ stream: SensorStream = .gyro,
-                        first: Int64, count: Int = 1, gap: String? = nil) {
+                        first: Int64, count: Int = 1, gap: GapReason? = nil) {
         feed.append(sensor: sensor, stream: stream, odrHz: 100, range: 2000, firstIndex: first, gapReason: gap,
                     receivedAt: .now, count: count) { k in
             StoredSample(timestampMs: Double(first + Int64(k)) * 10, x: 0, y: 0, z: 0)
@@ -51,7 +52,7 @@ final class CaptureFeedTests: XCTestCase {
         feed.toggleSession(left, atMs: 40)
         append(feed, right, first: 1)
         append(feed, left, first: 4)
-        append(feed, left, first: 9, gap: "notReceived")
+        append(feed, left, first: 9, gap: .notReceived)
         append(feed, left, first: 10)
         append(feed, right, first: 5)
         XCTAssertEqual(runs(feed.take()), [

@@ -73,7 +73,7 @@ final class DiskFullTests: XCTestCase {
         let stored = try XCTUnwrap(found)
         XCTAssertEqual(stored.expected, fed, "expected covers every sample the sensor sent")
         XCTAssertEqual(stored.expected - stored.samples, stored.gaps.reduce(0) { $0 + $1.missing })
-        XCTAssertTrue(stored.gaps.allSatisfy { $0.reason == GapRange.storeFull }, "\(stored.gaps.map(\.reason))")
+        XCTAssertTrue(stored.gaps.allSatisfy { $0.reason == .storeFull }, "\(stored.gaps.map(\.reason))")
         XCTAssertGreaterThan(stored.samples, 0)
         let integrity = try await reopened.integrityCheck()
         XCTAssertEqual(integrity, "ok")

@@ -14,7 +14,7 @@ final class LiveTapTests: XCTestCase {
         let end = first + Int64(odrHz * seconds)
         while index < end {
             let start = index
-            feed.append(sensor: sensor, stream: kind, odrHz: odrHz, range: 2000, firstIndex: start, gapReason: start == gapAt ? "notReceived" : nil,
+            feed.append(sensor: sensor, stream: kind, odrHz: odrHz, range: 2000, firstIndex: start, gapReason: start == gapAt ? .notReceived : nil,
                         receivedAt: .now, count: perNotification) { k in
                 StoredSample(timestampMs: Double(start + Int64(k)) * 1000 / odrHz, x: Float(start), y: 0, z: 0)
             }

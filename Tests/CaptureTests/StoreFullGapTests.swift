@@ -55,11 +55,11 @@ final class StoreFullGapTests: XCTestCase {
         let evictedSamples = Int64(evicted * chunkSize)
         let expectedGaps = [
             GapRange(stream: "gyro", fromIndex: 0, toIndex: lostOnAir.lowerBound - 1, fromMs: t0,
-                     toMs: timestamp(lostOnAir.lowerBound - 1), missing: lostOnAir.lowerBound, reason: GapRange.storeFull),
+                     toMs: timestamp(lostOnAir.lowerBound - 1), missing: lostOnAir.lowerBound, reason: .storeFull),
             GapRange(stream: "gyro", fromIndex: lostOnAir.lowerBound, toIndex: lostOnAir.upperBound - 1, fromMs: timestamp(lostOnAir.lowerBound),
-                     toMs: timestamp(lostOnAir.upperBound - 1), missing: Int64(lostOnAir.count), reason: "notReceived"),
+                     toMs: timestamp(lostOnAir.upperBound - 1), missing: Int64(lostOnAir.count), reason: .notReceived),
             GapRange(stream: "gyro", fromIndex: lostOnAir.upperBound, toIndex: lastEvicted, fromMs: timestamp(lostOnAir.upperBound),
-                     toMs: timestamp(lastEvicted), missing: lastEvicted - lostOnAir.upperBound + 1, reason: GapRange.storeFull),
+                     toMs: timestamp(lastEvicted), missing: lastEvicted - lostOnAir.upperBound + 1, reason: .storeFull),
         ]
 
         // What the retention transaction itself wrote, read back from the file by a second connection.
@@ -82,7 +82,7 @@ final class StoreFullGapTests: XCTestCase {
             XCTAssertEqual(gap["from_index"] as? Int, Int(expected.fromIndex))
             XCTAssertEqual(gap["to_index"] as? Int, Int(expected.toIndex))
             XCTAssertEqual(gap["missing"] as? Int, Int(expected.missing))
-            XCTAssertEqual(gap["reason"] as? String, expected.reason)
+            XCTAssertEqual(gap["reason"] as? String, expected.reason.rawValue)
             XCTAssertEqual(try XCTUnwrap(gap["from"] as? Double), expected.fromMs, accuracy: 0.001)
             XCTAssertEqual(try XCTUnwrap(gap["to"] as? Double), expected.toMs, accuracy: 0.001)
         }

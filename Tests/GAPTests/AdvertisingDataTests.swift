@@ -1,5 +1,6 @@
 import BluetoothWire
 import GAP
+import WireTestSupport
 import XCTest
 
 final class AdvertisingDataTests: XCTestCase {

@@ -12,7 +12,7 @@ final class EvictionGapTests: XCTestCase {
     /// lost indices 1500...1509 on the air (a `notReceived` gap inside it).
     func fillClosedSession(_ store: GyroStore, count: Int) async throws -> SessionRecord {
         var session = SessionRecord(id: "u___1", userId: "u", device: "d", startMs: 0, localDate: "2026-01-01")
-        let lost = GapRange(stream: "gyro", fromIndex: 1500, toIndex: 1509, fromMs: 1500 * period, toMs: 1509 * period, missing: 10, reason: "notReceived")
+        let lost = GapRange(stream: "gyro", fromIndex: 1500, toIndex: 1509, fromMs: 1500 * period, toMs: 1509 * period, missing: 10, reason: .notReceived)
         var changes = StoreChanges()
         for index in 0..<count {
             let first = Int64(index * 1000)
@@ -64,10 +64,10 @@ final class EvictionGapTests: XCTestCase {
         let session = try XCTUnwrap(stored)
         let lastEvicted = Int64(evicted * 1000 - 1)
         XCTAssertEqual(session.gaps, [
-            GapRange(stream: "gyro", fromIndex: 0, toIndex: 1499, fromMs: 0, toMs: 1499 * period, missing: 1500, reason: GapRange.storeFull),
+            GapRange(stream: "gyro", fromIndex: 0, toIndex: 1499, fromMs: 0, toMs: 1499 * period, missing: 1500, reason: .storeFull),
             before.gaps[0],
             GapRange(stream: "gyro", fromIndex: 1510, toIndex: lastEvicted, fromMs: 1510 * period, toMs: Double(lastEvicted) * period,
-                     missing: lastEvicted - 1509, reason: GapRange.storeFull),
+                     missing: lastEvicted - 1509, reason: .storeFull),
         ], "runs around the gap that was already there; consecutive chunks merge")
         XCTAssertEqual(session.samples, before.samples - evictedSamples)
         XCTAssertEqual(session.expected, before.expected, "evicted samples were expected: they are missing now")
@@ -99,7 +99,7 @@ final class EvictionGapTests: XCTestCase {
         var session = SessionRecord(id: "s", userId: "u", device: "d", startMs: 0, localDate: "2026-01-01")
         func run(_ from: Int64, _ to: Int64) -> GapRange {
             GapRange(stream: "gyro", fromIndex: from, toIndex: to, fromMs: Double(from) * period, toMs: Double(to) * period,
-                     missing: to - from + 1, reason: GapRange.storeFull)
+                     missing: to - from + 1, reason: .storeFull)
         }
         session.gaps = [run(0, 99), run(200, 299)]
         var chunk = ChunkRecord(id: "c", sessionId: "s", stream: "gyro", seq: 1, odrHz: 50, range: 2000, firstIndex: 100)

@@ -8,8 +8,8 @@ final class JSONColumnTests: XCTestCase {
     func testGapsRoundTripWithFractionalTimes() throws {
         let gaps = [
             GapRange(stream: "gyro", fromIndex: 12, toIndex: 40, fromMs: 1_795_731_671_000.5, toMs: 1_795_731_671_290.25,
-                     missing: 29, reason: "disconnected (link lost)"),
-            GapRange(stream: "accel", fromIndex: 0, toIndex: 0, fromMs: 0.1, toMs: 0.1, missing: 1, reason: GapRange.storeFull),
+                     missing: 29, reason: .disconnected("link lost")),
+            GapRange(stream: "accel", fromIndex: 0, toIndex: 0, fromMs: 0.1, toMs: 0.1, missing: 1, reason: .storeFull),
         ]
         XCTAssertEqual(try JSONColumn.gaps(JSONColumn.text(gaps)), gaps)
         XCTAssertEqual(JSONColumn.text([GapRange]()), "[]")
@@ -26,7 +26,7 @@ final class JSONColumnTests: XCTestCase {
         // Foundation's JSONEncoder output for the same values (unsorted keys, escaped slashes).
         let gaps = #"[{"toMs":1795731671290.25,"stream":"gyro","missing":29,"reason":"disconnected (link\/lost)","fromIndex":12,"toIndex":40,"fromMs":1795731671000.5}]"#
         XCTAssertEqual(try JSONColumn.gaps(gaps), [GapRange(stream: "gyro", fromIndex: 12, toIndex: 40, fromMs: 1_795_731_671_000.5,
-                                                            toMs: 1_795_731_671_290.25, missing: 29, reason: "disconnected (link/lost)")])
+                                                            toMs: 1_795_731_671_290.25, missing: 29, reason: .disconnected("link/lost"))])
         XCTAssertEqual(try JSONColumn.hazards(#"{"fall":2}"#), ["fall": 2])
     }
 

@@ -1,5 +1,6 @@
 import BluetoothWire
 import HCI
+import WireTestSupport
 import XCTest
 
 final class ACLPacketTests: XCTestCase {

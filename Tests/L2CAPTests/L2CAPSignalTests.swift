@@ -1,5 +1,6 @@
 import BluetoothWire
 import L2CAP
+import WireTestSupport
 import XCTest
 
 final class L2CAPSignalTests: XCTestCase {

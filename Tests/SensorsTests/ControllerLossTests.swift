@@ -80,11 +80,11 @@ final class ControllerLossTests: XCTestCase {
         // One session: the outage is far shorter than the idle timeout, so capture keeps it open.
         XCTAssertEqual(sessions.count, 1, "sessions \(sessions.map(\.id))")
         XCTAssertEqual(sessions.first?.isOpen, false)
-        let outage = gaps.filter { $0.reason.hasPrefix("disconnected") && $0.fromMs < restartMs && $0.toMs > killMs }
+        let outage = gaps.filter { $0.reason.isDisconnection && $0.fromMs < restartMs && $0.toMs > killMs }
         XCTAssertEqual(outage.count, 1, "gaps \(gaps.map { ($0.reason, $0.fromMs, $0.toMs, $0.missing) }), kill \(killMs), restart \(restartMs)")
         XCTAssertGreaterThan(outage.first?.missing ?? 0, 0)
-        XCTAssertTrue(outage.first?.reason.contains("controller lost") ?? false, "the gap says the controller went away: \(outage.first?.reason ?? "")")
-        XCTAssertEqual(sessions.first?.gaps.contains { $0.reason.hasPrefix("disconnected") }, true)
+        XCTAssertTrue(outage.first?.reason.rawValue.contains("controller lost") ?? false, "the gap says the controller went away: \(outage.first?.reason.rawValue ?? "")")
+        XCTAssertEqual(sessions.first?.gaps.contains { $0.reason.isDisconnection }, true)
         XCTAssertTrue(samples.contains { $0.timestampMs < killMs }, "samples before the loss")
         XCTAssertTrue(samples.contains { $0.timestampMs > restartMs }, "samples after the controller came back")
         let check = checkWaveform(samples, odr: 100, lsbPerDps: 16.4)

@@ -240,10 +240,10 @@ final class SensorPeerTests: XCTestCase {
         // Exact: every reconnect finds the board still streaming, and waits for its stale samples.
         _ = try await assertStoreMatchesPeer(harness, index: 0, odr: 100, lsb: 16.4)
         let (_, gaps, _) = try await readBack(harness.store, device: Harness.address(0))
-        XCTAssertTrue(gaps.contains { $0.reason == "notReceived" && $0.missing == 9 }, "\(gaps.map { ($0.reason, $0.missing) })")
-        XCTAssertTrue(gaps.contains { $0.reason == "silent" })
-        XCTAssertGreaterThanOrEqual(gaps.filter { $0.reason.hasPrefix("disconnected") }.count, 10)
-        XCTAssertFalse(gaps.contains { $0.reason == "board reset" && $0.missing > 1 }, "a reset board loses nothing it produced: \(gaps)")
+        XCTAssertTrue(gaps.contains { $0.reason == .notReceived && $0.missing == 9 }, "\(gaps.map { ($0.reason, $0.missing) })")
+        XCTAssertTrue(gaps.contains { $0.reason == .silent })
+        XCTAssertGreaterThanOrEqual(gaps.filter { $0.reason.isDisconnection }.count, 10)
+        XCTAssertFalse(gaps.contains { $0.reason == .boardReset && $0.missing > 1 }, "a reset board loses nothing it produced: \(gaps)")
     }
 
     /// A board that resumes its old streams right after a reset (the peer's `restart` with

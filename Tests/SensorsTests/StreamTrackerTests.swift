@@ -122,11 +122,11 @@ final class StreamTrackerTests: XCTestCase {
         }
         XCTAssertTrue(tracker.flush().isEmpty)
         // Last sample n = 99 at ~50.992; the reset stopped the board 2.5 s later: n = 100…348 were lost.
-        tracker.restart(end: .stopped(at: 50.99 + 2.5), reason: "disconnected")
+        tracker.restart(end: .stopped(at: 50.99 + 2.5), reason: .disconnected("link lost"))
         XCTAssertEqual(tracker.missingSamples, 250)
         let batches = tracker.push(RawTriples(RawTriple(x: 0, y: 0, z: 0)), arrival: 54) + tracker.flush()
         XCTAssertEqual(batches.first?.firstIndex, 350)
-        XCTAssertEqual(batches.first?.gapReason, "disconnected")
+        XCTAssertEqual(batches.first?.gapReason, .disconnected("link lost"))
     }
 
     /// A board that streamed up to the stop on the new link delivered everything before it: no
@@ -137,7 +137,7 @@ final class StreamTrackerTests: XCTestCase {
             _ = tracker.push(RawTriples(RawTriple(x: Int16(n), y: 0, z: 0)), arrival: 50 + Double(n) / 100 + 0.002)
         }
         _ = tracker.flush()
-        tracker.restart(end: .delivered, reason: "disconnected")
+        tracker.restart(end: .delivered, reason: .disconnected("link lost"))
         XCTAssertEqual(tracker.missingSamples, 0)
         XCTAssertEqual(tracker.gapCount, 0)
         let batches = tracker.push(RawTriples(RawTriple(x: 0, y: 0, z: 0)), arrival: 52) + tracker.flush()
@@ -155,7 +155,7 @@ final class StreamTrackerTests: XCTestCase {
             }
             _ = tracker.flush()
             let last = tracker.lastStamp!
-            tracker.restart(end: .reset(at: last + resetAfterLast, linkUp: true), reason: "board reset")
+            tracker.restart(end: .reset(at: last + resetAfterLast, linkUp: true), reason: .boardReset)
             XCTAssertEqual(tracker.missingSamples, expected, "reset \(resetAfterLast) s after the last sample")
         }
         // Out of reach before the reset: every sample due before it was produced and lost.
@@ -165,7 +165,7 @@ final class StreamTrackerTests: XCTestCase {
                 _ = tracker.push(RawTriples(RawTriple(x: Int16(n), y: 0, z: 0)), arrival: 50 + Double(n) / 100 + 0.002)
             }
             _ = tracker.flush()
-            tracker.restart(end: .reset(at: tracker.lastStamp! + resetAfterLast, linkUp: false), reason: "board reset")
+            tracker.restart(end: .reset(at: tracker.lastStamp! + resetAfterLast, linkUp: false), reason: .boardReset)
             XCTAssertEqual(tracker.missingSamples, expected, "reset \(resetAfterLast) s after the last sample, out of reach")
         }
     }
@@ -185,7 +185,7 @@ final class StreamTrackerTests: XCTestCase {
         }
         _ = tracker.flush()
         // Samples 100…149 of the old run were due before the reset at 51.4973 (out of reach).
-        tracker.restart(end: .reset(at: 51.4973, linkUp: false), reason: "board reset")
+        tracker.restart(end: .reset(at: 51.4973, linkUp: false), reason: .boardReset)
         XCTAssertEqual(tracker.missingSamples, 50)
         // The new run's sample k is due at 51.4973 + k / 100; the first 230 went nowhere.
         var batches: [StreamTracker.Batch] = []
@@ -196,7 +196,7 @@ final class StreamTrackerTests: XCTestCase {
         XCTAssertEqual(tracker.missingSamples, 280)
         XCTAssertEqual(batches.first?.firstIndex, 380, "index 100 + 50 + 230 carries the new run's sample 230")
         XCTAssertEqual(batches.first?.samples.first?.x, 230)
-        tracker.restart(end: .delivered, reason: "disconnected")
+        tracker.restart(end: .delivered, reason: .disconnected("link lost"))
         XCTAssertEqual(tracker.missingSamples, 280)
     }
 }

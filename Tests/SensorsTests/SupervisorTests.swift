@@ -66,9 +66,9 @@ final class SupervisorTests: XCTestCase {
         // process's scheduling) lifts the estimate by one. The emulated peer, a real link away,
         // is held to exact counts (SensorPeerTests).
         XCTAssertEqual(Double(missing), Double(truth.0 + truth.1), accuracy: Double(check.segments), "\(gaps.map { ($0.reason, $0.missing) }) truth \(truth)")
-        XCTAssertTrue(gaps.contains { $0.reason.hasPrefix("disconnected") }, "\(gaps.map(\.reason))")
-        XCTAssertTrue(gaps.contains { $0.reason == "notReceived" && $0.missing == 7 }, "\(gaps.map { ($0.reason, $0.missing) })")
-        XCTAssertTrue(gaps.contains { $0.reason == "silent" }, "\(gaps.map(\.reason))")
+        XCTAssertTrue(gaps.contains { $0.reason.isDisconnection }, "\(gaps.map(\.reason))")
+        XCTAssertTrue(gaps.contains { $0.reason == .notReceived && $0.missing == 7 }, "\(gaps.map { ($0.reason, $0.missing) })")
+        XCTAssertTrue(gaps.contains { $0.reason == .silent }, "\(gaps.map(\.reason))")
         let spacing = spacingReport(samples, odr: 100, lsbPerDps: 16.4)
         XCTAssertLessThan(spacing.worstMs, 1.0, "\(spacing)")
     }

@@ -10,6 +10,7 @@
 // shares the 2 cores; its own ceiling is ~3,200/s per sensor (Tests/Peers/README.md).
 import BLEHost
 import BluetoothWire
+import MetaWear
 import Foundation
 import Logging
 
@@ -67,6 +68,7 @@ func cpuSeconds() -> Double {
     return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
 }
 
+let metaWearService = try BluetoothUUID(parsing: MetaWearUUIDs.service)
 let commandUUID = BluetoothUUID(high: 0x326A_9001_85CB_9195, low: 0xD9DD_464C_FBBA_E75A)
 let notifyUUID = BluetoothUUID(high: 0x326A_9006_85CB_9195, low: 0xD9DD_464C_FBBA_E75A)
 
@@ -75,7 +77,7 @@ let host = BLEHost(transport: try await TransportFactory.open(spec, logger: logg
 try await host.start()
 var sensors: [Advertisement] = []
 for _ in 0..<5 where sensors.count < sensorCount {
-    sensors = try await host.scan(for: .seconds(1), serviceUUID: Advertisement.metaWearServiceUUID)
+    sensors = try await host.scan(for: .seconds(1), serviceUUID: metaWearService)
 }
 sensors = Array(sensors.prefix(sensorCount))
 print("ble-host-bench: \(sensors.count) sensor(s) via \(spec), gyro \(odr) Hz unpacked, \(seconds) s")
@@ -90,7 +92,7 @@ let results = try await withThrowingTaskGroup(of: SensorResult.self) { group in
         group.addTask {
             let gatt = connection.gatt
             _ = try await gatt.exchangeMTU(65)
-            let service = try await gatt.discoverPrimaryServices().first { $0.uuid == Advertisement.metaWearServiceUUID }!
+            let service = try await gatt.discoverPrimaryServices().first { $0.uuid == metaWearService }!
             let characteristics = try await gatt.discoverCharacteristics(of: service)
             let command = characteristics.first { $0.uuid == commandUUID }!
             let notify = characteristics.first { $0.uuid == notifyUUID }!

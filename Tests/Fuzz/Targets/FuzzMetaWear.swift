@@ -128,7 +128,7 @@ public func fuzzMetaWear(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
             let stopTime = arrival + delta(code, samples: 1, period: period, window: window, notification)
             let before = tracker.nextIndex
             let end: StreamEnd = switch code % 3 { case 0: .delivered; case 1: .reset(at: stopTime, linkUp: notification.count % 2 == 0); default: .stopped(at: stopTime) }
-            tracker.restart(end: end, reason: "fuzz")
+            tracker.restart(end: end, reason: .other("fuzz"))
             fuzzCheck(tracker.nextIndex >= before, "restart moved nextIndex back")
             ledger.restartGap += tracker.nextIndex - before
         }

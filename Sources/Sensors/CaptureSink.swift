@@ -1,0 +1,28 @@
+import Capture
+import GyroStore
+
+/// What the sensors hand their data to and ask of the capture side: the feed the data plane
+/// leaves samples in, the continuation of a session an earlier run left open, the gaps a backfill
+/// may fill, and the board reset times that place logged samples in time. The capture engine is
+/// the one implementation; supervisors see only this, never the store behind it.
+public protocol CaptureSink: Sendable {
+    /// Where samples and button-driven session changes go, in order, from the data plane.
+    var feed: CaptureFeed { get }
+    var rules: CaptureRules { get }
+    /// Returns once everything left in ``feed`` so far has been taken in.
+    func ingestFeed() async
+    func continuation(device: String, stream: SensorStream) async -> (nextIndex: Int64, lastMs: Double)?
+    func fillableGaps(device: String, stream: SensorStream, days: Double) async throws -> [GapRange]
+    func backfill(device: String, stream: SensorStream, samples: [StoredSample]) async throws -> BackfillReport
+    func boardResetTimes(device: String) async throws -> [UInt8: Double]
+    func saveBoardResetTime(device: String, resetUID: UInt8, resetTime: Double) async throws
+}
+
+extension CaptureEngine: CaptureSink {}
+
+extension CaptureSink {
+    /// The gaps of `stream` a backfill may fill, from the last seven days (the engine's own default).
+    func fillableGaps(device: String, stream: SensorStream) async throws -> [GapRange] {
+        try await fillableGaps(device: device, stream: stream, days: 7)
+    }
+}

@@ -1,0 +1,45 @@
+import BLEHost
+import MetaWear
+
+extension MetaWearBoard {
+    func request(_ command: MetaWearCommand, answer module: UInt8, _ register: UInt8, what: String,
+                         timeout: Duration? = nil) async throws -> [UInt8]
+    {
+        if closed { throw BoardError.linkClosed }
+        let key = UInt16(module) << 8 | UInt16(register)
+        // The answer's arrival time matters (the log clock's reference), and so does its latency.
+        loop.promptReads(+1)
+        defer { loop.promptReads(-1) }
+        nextWaiterID += 1
+        let id = nextWaiterID
+        let timeout = timeout ?? responseTimeout
+        // A timer of the loop, not a sleeping task: a sleep's dispatch timer wakes two threads of
+        // the global executor when it ends, even after the answer has cancelled it.
+        // Strong (cancelled below when the answer comes): the board is referenced weakly nowhere,
+        // see `initialise()`.
+        let alarm = loop.makeAlarm()
+        loop.schedule(after: timeout.seconds, tolerance: timeout.seconds / 16, alarm: alarm) { [board = self] in
+            board.assumeIsolated { $0.fail(key: key, id: id, with: BoardError.timeout(what)) }
+        }
+        defer { loop.cancel(alarm) }
+        return try await withCheckedThrowingContinuation { continuation in
+            waiters[key] = Waiter(id: id, continuation: continuation)
+            Task { [link] in
+                do { try await link.write(command) } catch { self.fail(key: key, id: id, with: error) }
+            }
+        }
+    }
+
+    private func fail(key: UInt16, id: Int, with error: any Error) {
+        guard let waiter = waiters[key], waiter.id == id else { return }
+        waiters[key] = nil
+        waiter.continuation.resume(throwing: error)
+    }
+
+    func linkEnded() {
+        closed = true
+        download?.fail(BoardError.linkClosed)
+        for (_, waiter) in waiters { waiter.continuation.resume(throwing: BoardError.linkClosed) }
+        waiters = [:]
+    }
+}

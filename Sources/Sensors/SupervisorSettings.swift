@@ -1,0 +1,30 @@
+/// How supervisors behave; the same for every sensor of a gateway.
+public struct SupervisorSettings: Sendable {
+    public var board: BoardOptions
+    public var connectTimeout: Duration
+    /// The watchdog fires after max(3 notification intervals, this) without data.
+    public var silenceFloor: Duration
+    public var batteryInterval: Duration
+    /// A button press starts a session when none is open and stops the open one otherwise.
+    public var buttonControlsSession: Bool
+    public var backoff: Backoff
+    /// How long a suspected in-connection gap is held for confirmation (see ``StreamTracker``).
+    public var gapConfirmation: Duration
+    /// How long the start of each stream is held to anchor its clock (at most `gapConfirmation`);
+    /// nothing reaches the store before it has passed, so it counts towards the crash window.
+    public var warmUp: Duration
+
+    public init(board: BoardOptions = BoardOptions(), connectTimeout: Duration = .seconds(10),
+                silenceFloor: Duration = .seconds(1), batteryInterval: Duration = .seconds(300),
+                buttonControlsSession: Bool = false, backoff: Backoff = Backoff(),
+                gapConfirmation: Duration = .milliseconds(500), warmUp: Duration = .milliseconds(500)) {
+        self.board = board
+        self.connectTimeout = connectTimeout
+        self.silenceFloor = silenceFloor
+        self.batteryInterval = batteryInterval
+        self.buttonControlsSession = buttonControlsSession
+        self.backoff = backoff
+        self.gapConfirmation = gapConfirmation
+        self.warmUp = warmUp
+    }
+}
