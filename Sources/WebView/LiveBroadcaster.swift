@@ -38,8 +38,12 @@ final class LiveBroadcaster: Sendable {
         /// The newest point sent to the viewers.
         var sent: Int64 = 0
         var ticks: (any LiveSensorTicks)?
-        /// The last `sensors` event, for viewers that connect between two.
-        var sensorsEvent: [UInt8]?
+        /// The last `sensors` event (empty: none yet), for viewers that connect between two.
+        var sensorsEvent: [UInt8] = []
+        /// A tick's bytes and the buffer written to the viewers, reused from tick to tick: a
+        /// fresh allocation every two seconds would also touch fresh pages.
+        var scratch: [UInt8] = []
+        var buffer: ByteBuffer?
         var closed = false
     }
 
@@ -63,8 +67,8 @@ final class LiveBroadcaster: Sendable {
             if state.viewers.isEmpty {
                 // Nobody watched: the tap's points up to now count as sent, and the last
                 // sensors event is stale.
-                state.sent = tap.points(after: Int64.max).last
-                state.sensorsEvent = nil
+                state.sent = tap.last
+                state.sensorsEvent.removeAll(keepingCapacity: true)
                 state.ticks = source.ticks(first: Self.firstTick, every: Self.interval, tolerance: Self.tolerance) { [weak self] sensors in
                     self?.deliver(sensors)
                 }
@@ -73,9 +77,8 @@ final class LiveBroadcaster: Sendable {
             // A gateway restarted since the viewer's last event numbers its points from 1 again.
             let from = after > state.sent ? 0 : after
             var bytes = Array("retry: 2000\n\n".utf8)
-            let history = tap.points(after: from).points.filter { $0.sequence <= state.sent }
-            if let last = history.last { LiveEncoding.pointsEvent(history, id: last.sequence, into: &bytes) }
-            if let sensors = state.sensorsEvent { bytes += sensors }
+            LiveEncoding.pointsEvent(tap, after: from, through: state.sent, into: &bytes)
+            bytes += state.sensorsEvent
             return bytes
         }
         if first != nil {
@@ -115,23 +118,22 @@ final class LiveBroadcaster: Sendable {
 
     /// The points up to now and the sensors' state, in one write per viewer.
     private func broadcast(_ sensors: [LiveSensor], nowMs: Double) {
-        var sensorsEvent: [UInt8] = []
-        sensorsEvent.reserveCapacity(128 + sensors.count * 320)
-        LiveEncoding.sensorsEvent(sensors, names: names, nowMs: nowMs, into: &sensorsEvent)
-        let (viewers, bytes): ([any Channel], [UInt8]) = state.withLockedValue { state in
-            guard !state.viewers.isEmpty else { return ([], []) }
-            let (points, last) = tap.points(after: state.sent)
-            state.sent = last
-            state.sensorsEvent = sensorsEvent
-            guard !points.isEmpty else { return (Array(state.viewers.values), sensorsEvent) }
-            var bytes: [UInt8] = []
-            LiveEncoding.pointsEvent(points, id: last, into: &bytes)
-            bytes += sensorsEvent
-            return (Array(state.viewers.values), bytes)
+        let (viewers, buffer): ([any Channel], ByteBuffer?) = state.withLockedValue { state in
+            guard let channel = state.viewers.values.first else { return ([], nil) }
+            state.sensorsEvent.removeAll(keepingCapacity: true)
+            LiveEncoding.sensorsEvent(sensors, names: names, nowMs: nowMs, into: &state.sensorsEvent)
+            state.scratch.removeAll(keepingCapacity: true)
+            state.sent = LiveEncoding.pointsEvent(tap, after: state.sent, into: &state.scratch)
+            state.scratch += state.sensorsEvent
+            // Unique again once the last tick's writes are done, so clearing keeps its storage.
+            var buffer = state.buffer.take() ?? channel.allocator.buffer(capacity: state.scratch.count)
+            buffer.clear()
+            buffer.writeBytes(state.scratch)
+            state.buffer = buffer
+            return (Array(state.viewers.values), buffer)
         }
-        guard let channel = viewers.first else { return }
+        guard let buffer else { return }
         // One buffer for every viewer: a ByteBuffer's storage is shared, not copied, per write.
-        let buffer = channel.allocator.buffer(bytes: bytes)
         for channel in viewers where channel.isWritable {
             channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(buffer)), promise: nil)
         }

@@ -1,40 +1,47 @@
 import Capture
 
 /// The live view's events and `/api/sensors`, written straight into bytes: no value tree, no
-/// intermediate strings, no sorting of keys. A broadcast runs every two seconds on otherwise
-/// cold code and caches, so what it builds and frees is most of what it costs.
+/// intermediate strings, keys in a fixed order. A broadcast runs every two seconds on otherwise
+/// cold code and caches, so what it builds and frees is much of what it costs.
 enum LiveEncoding {
-    /// The `points` event: `{"ADDRESS":[[ms,x,y,z,gap],...],...}`, devices in address order,
-    /// values to two decimals (a plot needs no more).
-    static func pointsEvent(_ points: [LiveTap.Point], id: Int64, into out: inout [UInt8]) {
-        out.reserveCapacity(out.count + 64 + points.count * 40)
-        out.append(contentsOf: "id: ".utf8)
-        integer(id, into: &out)
-        out.append(contentsOf: "\nevent: points\ndata: {".utf8)
-        var devices: [String] = []
-        for point in points where !devices.contains(point.device) { devices.append(point.device) }
-        devices.sort()
-        for (index, device) in devices.enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
+    /// The `points` event of the tap's points numbered `after + 1 ... through`:
+    /// `{"ADDRESS":[[ms,x,y,z,gap],...],...}`, devices in address order, values to two decimals
+    /// (a plot needs no more), its id the newest point's sequence number; nothing when there is
+    /// no such point. Returns the tap's newest sequence number. Written while the tap is read,
+    /// so no point is copied out first.
+    @discardableResult
+    static func pointsEvent(_ tap: LiveTap, after: Int64, through: Int64 = .max, into out: inout [UInt8]) -> Int64 {
+        let start = out.count
+        out.append(contentsOf: "event: points\ndata: {".utf8)
+        var newest: Int64?
+        let last = tap.read(after: after, through: through) { device, entries in
+            if newest != nil { out.append(UInt8(ascii: ",")) }
             string(device, into: &out)
             out.append(contentsOf: ":[".utf8)
-            var first = true
-            for point in points where point.device == device {
-                if !first { out.append(UInt8(ascii: ",")) }
-                first = false
+            for (index, entry) in entries.enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
                 out.append(UInt8(ascii: "["))
-                integer(Int64(point.timestampMs.rounded()), into: &out)
+                integer(Int64(entry.timestampMs.rounded()), into: &out)
                 out.append(UInt8(ascii: ","))
-                hundredths(point.x, into: &out)
+                hundredths(entry.x, into: &out)
                 out.append(UInt8(ascii: ","))
-                hundredths(point.y, into: &out)
+                hundredths(entry.y, into: &out)
                 out.append(UInt8(ascii: ","))
-                hundredths(point.z, into: &out)
-                out.append(contentsOf: point.gap ? ",1]".utf8 : ",0]".utf8)
+                hundredths(entry.z, into: &out)
+                out.append(contentsOf: entry.gap ? ",1]".utf8 : ",0]".utf8)
+                newest = max(newest ?? entry.sequence, entry.sequence)
             }
             out.append(UInt8(ascii: "]"))
         }
-        out.append(contentsOf: "}\n\n".utf8)
+        guard let newest else {
+            out.removeSubrange(start...)
+            return last
+        }
+        // An event's fields may come in any order; its id is known once its points are written.
+        out.append(contentsOf: "}\nid: ".utf8)
+        integer(newest, into: &out)
+        out.append(contentsOf: "\n\n".utf8)
+        return last
     }
 
     /// The `sensors` event around ``sensors(_:names:nowMs:into:)``.
