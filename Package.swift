@@ -199,7 +199,7 @@ let package = Package(
             dependencies: ["MQTTPublisher", "Capture", "GyroStore", "TestSupport", "CMosquitto", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "WebViewTests", dependencies: ["WebView", "Admin", "Capture", "GyroStore", "GatewayConfig", "TestSupport",
-                                                       .product(name: "NIOCore", package: "swift-nio")]),
+                                                       .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")]),
         .testTarget(name: "DoctorTests", dependencies: ["Doctor", "GatewayConfig", "TestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "GyroStore", "MetaWear", "ZoneInfo", "TestSupport"]),
         // Home Assistant MQTT discovery against a real mosquitto.

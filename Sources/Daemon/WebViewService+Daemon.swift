@@ -1,8 +1,10 @@
 import Admin
+import BLEHost
 import Capture
 import Logging
 import Sensors
 import ServiceLifecycle
+import Synchronization
 import WebView
 
 extension GatewayDaemon {
@@ -13,9 +15,69 @@ extension GatewayDaemon {
         capture.feed.setLiveTap(tap)
         var webLogger = logger
         webLogger[metadataKey: "subsystem"] = "web"
-        let fleet = sensors
-        let server = WebServer(settings: settings, api: api, tap: tap, sensors: { await fleet.status().map(LiveSensor.init) }, logger: webLogger)
+        let server = WebServer(settings: settings, api: api, tap: tap, sensors: FleetLiveSource(fleet: sensors), logger: webLogger)
         return [.init(service: server)]
+    }
+}
+
+/// The live view's view of the sensors. Its ticks are timers of the supervisors' loop with a
+/// tolerance, so they fire at a wake-up the loop makes anyway for the sensors' data, and read
+/// every sensor's state there synchronously: a tick wakes no thread besides the one it hands
+/// the state to.
+struct FleetLiveSource: LiveSensorSource {
+    let fleet: SensorFleet
+
+    func sensors() async -> [LiveSensor] {
+        await fleet.status().map(LiveSensor.init)
+    }
+
+    func ticks(first: Double, every: Double, tolerance: Double, _ tick: @escaping @Sendable ([LiveSensor]) -> Void) -> any LiveSensorTicks {
+        let ticks = FleetTicks(fleet: fleet, every: every, tolerance: tolerance, tick: tick)
+        ticks.arm(after: first, tolerance: min(first, tolerance))
+        return ticks
+    }
+}
+
+final class FleetTicks: LiveSensorTicks {
+    let fleet: SensorFleet
+    let every: Double
+    let tolerance: Double
+    let tick: @Sendable ([LiveSensor]) -> Void
+    private struct State {
+        /// The pending timer's alarm: a fired alarm is over, so each tick arms a new one.
+        var alarm: DataPlaneLoop.Alarm?
+        var stopped = false
+    }
+
+    private let state = Mutex(State())
+
+    init(fleet: SensorFleet, every: Double, tolerance: Double, tick: @escaping @Sendable ([LiveSensor]) -> Void) {
+        self.fleet = fleet
+        self.every = every
+        self.tolerance = tolerance
+        self.tick = tick
+    }
+
+    func arm(after seconds: Double, tolerance: Double) {
+        let loop = fleet.loop
+        guard let next = state.withLock({ state -> DataPlaneLoop.Alarm? in
+            guard !state.stopped else { return nil }
+            state.alarm = loop.makeAlarm()
+            return state.alarm
+        }) else { return }
+        loop.schedule(after: seconds, tolerance: tolerance, alarm: next) { [self] in
+            guard state.withLock({ !$0.stopped && $0.alarm == next }) else { return }
+            tick(fleet.statusOnLoop().map(LiveSensor.init))
+            arm(after: every, tolerance: self.tolerance)
+        }
+    }
+
+    func stop() {
+        let pending = state.withLock { state in
+            state.stopped = true
+            return state.alarm.take()
+        }
+        if let pending { fleet.loop.cancel(pending) }
     }
 }
 

@@ -1,5 +1,7 @@
+import BLEHost
 import Capture
 import Logging
+import Synchronization
 
 /// All the sensors of one controller: one ``SensorSupervisor`` per configured sensor, plus, when
 /// discovery is on, one per MetaWear a scan finds, up to the limits. Scans and connection attempts
@@ -43,15 +45,20 @@ public actor SensorFleet {
     let logger: Logger
     private var supervisors: [String: SensorSupervisor] = [:]
     private var order: [String] = []
+    /// The supervisors in `order`, for ``statusOnLoop()``, which runs outside the actor.
+    private let listed = Mutex<[SensorSupervisor]>([])
+    /// The loop every supervisor runs on.
+    public nonisolated let loop: DataPlaneLoop
 
     public init(configured: [Member], discovery: Discovery?, limit: Int, engine: any CaptureSink,
-                settings: SupervisorSettings, logger: Logger) {
+                settings: SupervisorSettings, logger: Logger, loop: DataPlaneLoop = .shared) {
         self.configured = configured
         self.discovery = discovery
         self.limit = limit
         self.engine = engine
         self.settings = settings
         self.logger = logger
+        self.loop = loop
     }
 
     /// Status of every supervised sensor, configured ones first.
@@ -59,6 +66,13 @@ public actor SensorFleet {
         var result: [SensorStatus] = []
         for address in order { if let supervisor = supervisors[address] { result.append(await supervisor.status()) } }
         return result
+    }
+
+    /// Status of every supervised sensor, configured ones first, for a caller on ``loop`` (one
+    /// of its timers): read synchronously, with no task and no hop through the actors, so a
+    /// periodic reader costs no wake-up of any other thread.
+    public nonisolated func statusOnLoop() -> [SensorStatus] {
+        listed.withLock { $0 }.map { supervisor in supervisor.assumeIsolated { $0.status() } }
     }
 
     /// Runs until cancelled; every supervisor then stops its board and disconnects.
@@ -100,9 +114,10 @@ public actor SensorFleet {
         var settings = self.settings
         settings.board.backfill = member.backfill
         let supervisor = SensorSupervisor(address: member.address, identity: SensorIdentity(device: member.address, userId: member.userId),
-                                          engine: engine, settings: settings, logger: logger)
+                                          engine: engine, settings: settings, logger: logger, loop: loop)
         supervisors[member.address] = supervisor
         order.append(member.address)
+        listed.withLock { $0.append(supervisor) }
         return supervisor
     }
 }

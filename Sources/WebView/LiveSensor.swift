@@ -1,5 +1,24 @@
-/// One sensor as the live view shows it, from the daemon (the web module does not import the
-/// sensors' module).
+/// Where the live view reads the sensors' state: the daemon adapts the sensors' module to it
+/// (the web module imports neither the sensors nor the BLE host).
+public protocol LiveSensorSource: Sendable {
+    /// Every sensor's state now (`/api/sensors`).
+    func sensors() async -> [LiveSensor]
+
+    /// Calls `tick` with every sensor's state, first after `first` seconds, then every `every`
+    /// seconds or up to `tolerance` later, until the returned ticks are stopped; one call at a
+    /// time. The source decides where `tick` runs: where the state lives, so that reading it
+    /// needs no task or thread of its own (the daemon: a timer of the sensors' loop, fired at a
+    /// wake-up that loop makes anyway for the sensors' data).
+    func ticks(first: Double, every: Double, tolerance: Double, _ tick: @escaping @Sendable ([LiveSensor]) -> Void) -> any LiveSensorTicks
+}
+
+/// A running ``LiveSensorSource/ticks(first:every:tolerance:_:)``.
+public protocol LiveSensorTicks: Sendable {
+    /// No tick starts after this returns (one already running finishes).
+    func stop()
+}
+
+/// One sensor as the live view shows it, from the daemon.
 public struct LiveSensor: Sendable, Equatable {
     public var address: String
     public var userId: String

@@ -1,6 +1,3 @@
-import FoundationEssentials
-import GatewayConfig
-import JSON
 import NIOCore
 import NIOHTTP1
 
@@ -31,21 +28,4 @@ final class LiveStream: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
-
-    static func sensorsJSON(_ sensors: [LiveSensor], _ configuration: GatewayConfiguration) -> JSONValue {
-        let names = Dictionary(configuration.sensors.map { ($0.address.uppercased(), $0.name) }, uniquingKeysWith: { first, _ in first })
-        return [
-            "nowMs": (Date().timeIntervalSince1970 * 1000).rounded().jsonValue,
-            "sensors": .array(sensors.map { sensor in
-                [
-                    "address": .string(sensor.address), "name": names[sensor.address.uppercased()].jsonValue, "userId": .string(sensor.userId),
-                    "state": .string(sensor.state), "batteryPercent": sensor.batteryPercent.jsonValue, "odrHz": sensor.odrHz.jsonValue,
-                    "samplesReceived": sensor.samplesReceived.jsonValue, "samplesExpected": sensor.samplesExpected.jsonValue,
-                    "gaps": sensor.gaps.jsonValue, "missingSamples": sensor.missingSamples.jsonValue, "backfill": .bool(sensor.backfill),
-                    "backfilledSamples": sensor.backfilledSamples.jsonValue, "lastSampleMs": sensor.lastSampleMs.jsonValue,
-                    "lastError": sensor.lastError.jsonValue,
-                ]
-            }),
-        ]
-    }
 }

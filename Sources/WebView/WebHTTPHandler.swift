@@ -1,4 +1,5 @@
 import Admin
+import FoundationEssentials
 import GatewayConfig
 import JSON
 import Logging
@@ -95,7 +96,11 @@ final class WebHTTPHandler: ChannelInboundHandler {
         case "/api/sensors":
             let promise = channelContext.eventLoop.makePromise(of: AdminResponse.self)
             let web = self.context
-            promise.completeWithTask { .json(200, LiveStream.sensorsJSON(await web.sensors(), web.api.configuration)) }
+            promise.completeWithTask {
+                var body: [UInt8] = []
+                LiveEncoding.sensors(await web.sensors.sensors(), names: web.names, nowMs: (Date().timeIntervalSince1970 * 1000).rounded(), into: &body)
+                return AdminResponse(status: 200, body: body + [0x0A])
+            }
             reply(channelContext, promise.futureResult, head: isHead)
         case "/events":
             guard !isHead else { return send(channelContext, AdminResponse(status: 200, contentType: "text/event-stream", body: []), head: true) }

@@ -19,7 +19,7 @@ public struct WebServer: Service {
     /// Called with the bound port once the listener accepts connections (tests bind port 0).
     let onListening: @Sendable (Int) -> Void
 
-    public init(settings: WebSettings, api: AdminAPI, tap: LiveTap, sensors: @escaping @Sendable () async -> [LiveSensor],
+    public init(settings: WebSettings, api: AdminAPI, tap: LiveTap, sensors: any LiveSensorSource,
                 logger: Logger, eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
                 onListening: @escaping @Sendable (Int) -> Void = { _ in }) {
         self.settings = settings
@@ -82,16 +82,17 @@ struct WebContext: Sendable {
     let settings: WebSettings
     let api: AdminAPI
     let tap: LiveTap
-    let sensors: @Sendable () async -> [LiveSensor]
+    let sensors: any LiveSensorSource
+    /// Configured sensor names by upper-case address.
+    let names: [String: String]
     let viewers: LiveBroadcaster
 
-    init(settings: WebSettings, api: AdminAPI, tap: LiveTap, sensors: @escaping @Sendable () async -> [LiveSensor], loop: any EventLoop) {
+    init(settings: WebSettings, api: AdminAPI, tap: LiveTap, sensors: any LiveSensorSource, loop: any EventLoop) {
         self.settings = settings
         self.api = api
         self.tap = tap
         self.sensors = sensors
-        let configuration = api.configuration
-        viewers = LiveBroadcaster(limit: settings.maxViewers, tap: tap, loop: loop,
-                                  sensors: { LiveStream.sensorsJSON(await sensors(), configuration) })
+        names = Dictionary(api.configuration.sensors.map { ($0.address.uppercased(), $0.name) }, uniquingKeysWith: { first, _ in first })
+        viewers = LiveBroadcaster(limit: settings.maxViewers, tap: tap, loop: loop, source: sensors, names: names)
     }
 }

@@ -4,6 +4,7 @@ import Foundation
 import GatewayConfig
 import GyroStore
 import NIOCore
+import NIOPosix
 import TestSupport
 @testable import WebView
 import XCTest
@@ -39,9 +40,8 @@ final class WebServerTests: XCTestCase {
         settings.maxViewers = maxViewers
         let tap = LiveTap(pointsPerSecond: 10)
         engine.feed.setLiveTap(tap)
-        let server = WebServer(settings: settings, api: api, tap: tap, sensors: {
-            [LiveSensor(address: "AA:AA:AA:AA:AA:01", userId: "u", state: "streaming", batteryPercent: 80, odrHz: 100)]
-        }, logger: testLogger())
+        let sensors = FixedSensors([LiveSensor(address: "AA:AA:AA:AA:AA:01", userId: "u", state: "streaming", batteryPercent: 80, odrHz: 100)])
+        let server = WebServer(settings: settings, api: api, tap: tap, sensors: sensors, logger: testLogger())
         let channel = try await server.bind()
         addTeardownBlock { try? await channel.close() }
         return Fixture(directory: directory, tap: tap, feed: engine.feed, channel: channel, port: try XCTUnwrap(channel.localAddress?.port))
@@ -153,5 +153,27 @@ final class WebServerTests: XCTestCase {
         XCTAssertFalse(WebHTTPHandler.constantTimeEqual(Array("abcd".utf8), Array("abc".utf8)))
         XCTAssertFalse(WebHTTPHandler.constantTimeEqual(Array("ab".utf8), Array("abc".utf8)))
         XCTAssertFalse(WebHTTPHandler.constantTimeEqual([], Array("abc".utf8)))
+    }
+}
+
+/// Sensors whose state never changes; their ticks are timers of an event loop of their own.
+struct FixedSensors: LiveSensorSource {
+    let list: [LiveSensor]
+    let loop = MultiThreadedEventLoopGroup.singleton.next()
+
+    init(_ list: [LiveSensor]) { self.list = list }
+
+    func sensors() async -> [LiveSensor] { list }
+
+    func ticks(first: Double, every: Double, tolerance: Double, _ tick: @escaping @Sendable ([LiveSensor]) -> Void) -> any LiveSensorTicks {
+        let list = self.list
+        return Ticks(task: loop.scheduleRepeatedTask(initialDelay: .nanoseconds(Int64(first * 1e9)), delay: .nanoseconds(Int64(every * 1e9))) { _ in
+            tick(list)
+        })
+    }
+
+    struct Ticks: LiveSensorTicks {
+        let task: RepeatedTask
+        func stop() { task.cancel() }
     }
 }
