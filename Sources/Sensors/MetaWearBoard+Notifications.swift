@@ -74,6 +74,7 @@ extension MetaWearBoard {
             guard staleGyroMatches, let plan, samples.count == plan.gyro.samplesPerNotification,
                   plan.gyro.boardTime == (boardTime != nil) else { return }
             staleGyroDelivered = true
+            resumeStaleWaiter()
         } else if phase != .streaming {
             return
         }

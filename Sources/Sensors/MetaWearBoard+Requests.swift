@@ -38,8 +38,30 @@ extension MetaWearBoard {
 
     func linkEnded() {
         closed = true
+        resumeStaleWaiter()
         download?.fail(BoardError.linkClosed)
         for (_, waiter) in waiters { waiter.continuation.resume(throwing: BoardError.linkClosed) }
         waiters = [:]
+    }
+
+    /// A board that streams the planned gyro configuration but whose samples have not arrived on
+    /// this link yet (an initialisation can take less than a sample period): one is awaited for a
+    /// few notification periods before the stop. Its stream then says exactly how many samples the
+    /// board produced while the link was down, where the stop time says it only to within one.
+    func awaitStaleSample(_ plan: StreamingPlan) async {
+        guard staleGyroMatches, !staleGyroDelivered, !closed else { return }
+        let wait = min(2 * Double(plan.gyro.samplesPerNotification) / plan.gyro.odrHz + 0.05, 0.5)
+        loop.promptReads(+1)
+        defer { loop.promptReads(-1) }
+        let alarm = loop.makeAlarm()
+        loop.schedule(after: wait, tolerance: wait / 16, alarm: alarm) { [board = self] in
+            board.assumeIsolated { $0.resumeStaleWaiter() }
+        }
+        defer { loop.cancel(alarm) }
+        await withCheckedContinuation { staleWaiter = $0 }
+    }
+
+    func resumeStaleWaiter() {
+        staleWaiter.take()?.resume()
     }
 }
