@@ -72,8 +72,10 @@ extension AdminAPI {
         var result: [JSONValue] = []
         func entry(address: String, userId: String?, name: String?, configured: Bool) -> JSONValue {
             let session = open.first { $0.device.uppercased() == address.uppercased() }
-            return ["address": .string(address), "configured": .bool(configured), "userId": userId.jsonValue, "name": name.jsonValue,
-                    "connection": .string(ble?.sensors[address] ?? "not implemented yet"), "session": session.map(AdminJSON.session) ?? .null]
+            var fields: [String: JSONValue] = ["address": .string(address), "configured": .bool(configured), "userId": userId.jsonValue, "name": name.jsonValue,
+                                     "connection": .string(ble?.sensors[address] ?? "not implemented yet"), "session": session.map(AdminJSON.session) ?? .null]
+            if let live = ble?.live[address] { fields.merge(AdminJSON.live(live)) { human, _ in human } }
+            return .object(fields)
         }
         for sensor in configuration.sensors {
             seen.insert(sensor.address.uppercased())

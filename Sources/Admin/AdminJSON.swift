@@ -14,6 +14,17 @@ public enum AdminJSON {
         ]
     }
 
+    /// A sensor's counters beside its human fields (`connection`, `session`); the names are
+    /// documented in docs/architecture.md, "Sensor fields of the admin API".
+    public static func live(_ live: SensorLive) -> [String: JSONValue] {
+        [
+            "state": .string(live.state), "samplesReceived": live.samplesReceived.jsonValue, "samplesExpected": live.samplesExpected.jsonValue,
+            "gaps": live.gaps.jsonValue, "missingSamples": live.missingSamples.jsonValue, "reconnects": live.reconnects.jsonValue,
+            "failedAttempts": live.failedAttempts.jsonValue, "batteryPercent": live.batteryPercent.jsonValue, "boardTime": live.boardTime.jsonValue,
+            "logEntries": live.logEntries.jsonValue, "backfilledSamples": live.backfilledSamples.jsonValue, "lastError": live.lastError.jsonValue,
+        ]
+    }
+
     /// Missing samples per gap reason, so that an operator tells samples the sensor never
     /// delivered (`notReceived`, `disconnected (…)`, …) from ones a full store evicted (`storeFull`).
     public static func missingByReason(_ gaps: [GapRange]) -> [String: Int64] {

@@ -34,13 +34,55 @@ public struct PublisherStatus: Sendable, Equatable {
     }
 }
 
-/// What the BLE host reports: the controller's state and each sensor's connection state by address.
+/// What the BLE host reports: the controller's state and each sensor's connection state by
+/// address, as text for people (`sensors`) and as counters for programs (`live`).
 public struct BluetoothStatus: Sendable, Equatable {
     public var controller: String
     public var sensors: [String: String]
+    public var live: [String: SensorLive]
 
-    public init(controller: String, sensors: [String: String] = [:]) {
+    public init(controller: String, sensors: [String: String] = [:], live: [String: SensorLive] = [:]) {
         self.controller = controller
         self.sensors = sensors
+        self.live = live
+    }
+}
+
+/// One sensor's link state and counters since the gateway started, so that a program reads
+/// numbers instead of parsing the `connection` text.
+public struct SensorLive: Sendable, Equatable {
+    /// The supervisor's state (`streaming`, `backingOff`, …).
+    public var state: String
+    public var samplesReceived: Int64
+    /// Samples the board produced for the gyro stream, received or not.
+    public var samplesExpected: Int64
+    public var gaps: Int
+    public var missingSamples: Int64
+    public var reconnects: Int
+    public var failedAttempts: Int
+    public var batteryPercent: Int?
+    /// Whether samples are stamped by the board's clock; nil before the stream starts.
+    public var boardTime: Bool?
+    /// Backfill only (nil otherwise): entries left in the board's log, and samples stored into
+    /// gaps from it.
+    public var logEntries: Int64?
+    public var backfilledSamples: Int64?
+    public var lastError: String?
+
+    public init(state: String, samplesReceived: Int64 = 0, samplesExpected: Int64 = 0, gaps: Int = 0, missingSamples: Int64 = 0,
+                reconnects: Int = 0, failedAttempts: Int = 0, batteryPercent: Int? = nil, boardTime: Bool? = nil,
+                logEntries: Int64? = nil, backfilledSamples: Int64? = nil, lastError: String? = nil) {
+        self.state = state
+        self.samplesReceived = samplesReceived
+        self.samplesExpected = samplesExpected
+        self.gaps = gaps
+        self.missingSamples = missingSamples
+        self.reconnects = reconnects
+        self.failedAttempts = failedAttempts
+        self.batteryPercent = batteryPercent
+        self.boardTime = boardTime
+        self.logEntries = logEntries
+        self.backfilledSamples = backfilledSamples
+        self.lastError = lastError
     }
 }

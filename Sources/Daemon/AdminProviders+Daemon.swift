@@ -35,11 +35,22 @@ extension AdminProviders {
                         }
                         if let error = sensor.lastError, sensor.state != .streaming { state += ", last error: \(error)" }
                         return (sensor.address, state)
-                    }, uniquingKeysWith: { first, _ in first }))
+                    }, uniquingKeysWith: { first, _ in first }),
+                    live: Dictionary(sensors.map { ($0.address, SensorLive($0)) }, uniquingKeysWith: { first, _ in first }))
             },
             resync: {
                 publisher.resync()
                 return "resync requested: every retained document will be published again, and rows parked after repeated refusals are retried"
             })
+    }
+}
+
+extension SensorLive {
+    init(_ sensor: SensorStatus) {
+        self.init(state: sensor.state.rawValue, samplesReceived: sensor.samplesReceived, samplesExpected: sensor.samplesExpected,
+                  gaps: sensor.gaps, missingSamples: sensor.missingSamples, reconnects: sensor.reconnects,
+                  failedAttempts: sensor.failedAttempts, batteryPercent: sensor.batteryPercent, boardTime: sensor.boardTime,
+                  logEntries: sensor.backfill ? sensor.logEntries : nil, backfilledSamples: sensor.backfill ? sensor.backfilledSamples : nil,
+                  lastError: sensor.lastError)
     }
 }

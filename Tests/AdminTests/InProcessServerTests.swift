@@ -50,6 +50,35 @@ final class InProcessServerTests: XCTestCase {
         XCTAssertTrue(String(decoding: resync.body, as: UTF8.self).contains("re-published 3"))
     }
 
+    /// A sensor's counters are fields of their own beside the `connection` text, so that no
+    /// program parses that text (docs/architecture.md, "Sensor fields of the admin API").
+    func testSensorCountersAreFieldsBesideTheConnectionText() async throws {
+        let live = SensorLive(state: "streaming", samplesReceived: 998, samplesExpected: 1000, gaps: 1, missingSamples: 2,
+                              reconnects: 3, boardTime: true, logEntries: 40, backfilledSamples: 12)
+        let providers = AdminProviders(bluetoothStatus: {
+            BluetoothStatus(controller: "powered on", sensors: ["AA:01": "streaming, 998/1000 samples"], live: ["AA:01": live])
+        })
+        let fixture = try fixture(providers: providers)
+        let started = await fixture.api.respond(to: AdminRequest(method: "POST", target: "/v1/sessions",
+                                                                 body: Array(#"{"device":"AA:01","userId":"u"}"#.utf8)))
+        XCTAssertEqual(started.status, 201)
+        for target in ["/v1/status", "/v1/sensors"] {
+            let response = await fixture.api.respond(to: AdminRequest(method: "GET", target: target))
+            let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
+            let sensor = try XCTUnwrap((object["sensors"] as? [[String: Any]])?.first, target)
+            XCTAssertEqual(sensor["connection"] as? String, "streaming, 998/1000 samples", target)
+            XCTAssertEqual(sensor["state"] as? String, "streaming", target)
+            XCTAssertEqual(sensor["samplesReceived"] as? Int, 998, target)
+            XCTAssertEqual(sensor["samplesExpected"] as? Int, 1000, target)
+            XCTAssertEqual(sensor["missingSamples"] as? Int, 2, target)
+            XCTAssertEqual(sensor["reconnects"] as? Int, 3, target)
+            XCTAssertEqual(sensor["boardTime"] as? Bool, true, target)
+            XCTAssertEqual(sensor["backfilledSamples"] as? Int, 12, target)
+            XCTAssertTrue(sensor["batteryPercent"] is NSNull, target)
+            XCTAssertNotNil((sensor["session"] as? [String: Any])?["missingByReason"], target)
+        }
+    }
+
     /// The bodies are written by JSONValue since the gateway left full Foundation: the bytes
     /// are those JSONSerialization (sorted keys) wrote for the same content before.
     func testBodiesAreTheBytesJSONSerializationWrote() async throws {

@@ -171,8 +171,7 @@ def main() -> int:
         if status.returncode == 0:
             try:
                 for sensor in json.loads(status.stdout).get("sensors", []):
-                    # "connection" reads "streaming, battery 99 %, 1234/1234 samples, …"
-                    if str(sensor.get("connection", "")).startswith("streaming"):
+                    if sensor.get("state") == "streaming":
                         streaming.append(sensor.get("address"))
             except ValueError:
                 pass

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sqlite3
 import time
 
@@ -40,12 +39,8 @@ WRAP = 1 << 32
 
 
 def _backfilled(gw: rel.Gateway) -> list[int]:
-    """Samples backfilled so far, per sensor (from the status line)."""
-    counts = []
-    for sensor in sorted(gw.status()["sensors"], key=lambda s: s["address"]):
-        m = re.search(r"(\d+) samples backfilled", str(sensor.get("connection", "")))
-        counts.append(int(m.group(1)) if m else 0)
-    return counts
+    """Samples backfilled so far, per sensor."""
+    return [int(sensor.get("backfilledSamples") or 0) for sensor in sorted(gw.status()["sensors"], key=lambda s: s["address"])]
 
 
 def _wait_backfilled(gw: rel.Gateway, before: list[int], limit: float) -> float:
