@@ -797,6 +797,9 @@ async def phase_log(hci_port: int, ctl: Control, sensors: int) -> None:
         check(count == 2 * generated and len(streamed) < generated - 40,
               f"log: 100 Hz: 0b 85 -> {count} = 2 x {generated} produced; {len(streamed)} streamed "
               f"(the rest lost to silent and the dropped link)")
+        sent = (await ctl(cmd="status"))["sensors"][0]["gyro_runs"][-1]["sent"]
+        check(sent == len(streamed), f"delivery accounting: {sent} samples counted as sent, {len(streamed)} received "
+                                     f"(a dropped link stops delivery at once, as on a board)")
         confirms0 = (await log_status())["page_confirms"]
         for cmd in ("0b0801", "0b0d01", "0b0701"):
             await board.write(cmd)
