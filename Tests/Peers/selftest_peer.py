@@ -797,6 +797,10 @@ async def phase_log(hci_port: int, ctl: Control, sensors: int) -> None:
         check(count == 2 * generated and len(streamed) < generated - 40,
               f"log: 100 Hz: 0b 85 -> {count} = 2 x {generated} produced; {len(streamed)} streamed "
               f"(the rest lost to silent and the dropped link)")
+        # A notification exists only on a connected ATT bearer (Bluetooth Core 5.4, Vol 3, Part F,
+        # 3.4.7.1); a MetaWear goes on sampling without a link and what it streams meanwhile is
+        # gone (MbientLab cppdocs, "Data Processor"/"Logging": log to keep it). So the samples a run
+        # counts as sent are exactly those the central received.
         sent = (await ctl(cmd="status"))["sensors"][0]["gyro_runs"][-1]["sent"]
         check(sent == len(streamed), f"delivery accounting: {sent} samples counted as sent, {len(streamed)} received "
                                      f"(a dropped link stops delivery at once, as on a board)")
