@@ -33,7 +33,9 @@
 //    received and the reset are missing, m = floor((resetTime − lastStamp) / P_nominal), less half
 //    a sample when the link stayed up until the reset (a sample due just before it was on its way,
 //    not lost). The reset time read off the board's log clock carries the read's latency, as the
-//    stamp carries the smallest transport latency.
+//    stamp carries the smallest transport latency, so this count is an estimate: a caller that can
+//    learn the exact one (the board's log) holds the new stream (``holdForResetCount()``) and
+//    settles it (``settleResetCount(_:_:)``) before any sample of the new stream gets its index.
 //    Otherwise the board ran at most until the stop: m = round((stopTime − lastStamp) / P_nominal),
 //    ±1 sample from the unknown latency. The new stream (the board restarts its own count at the
 //    start command) continues the index after them.
@@ -88,6 +90,10 @@ public struct StreamTracker: Sendable {
     /// When the board's counter restarted without a start command from the gateway (it resumed its
     /// streams after a reset): the samples due between then and the first one received are missing.
     private var runStart: Double?
+    /// The reset's estimated count while the new stream is held for the exact one.
+    private var heldEstimate: Int64?
+    /// Samples declared missing by the last ``restart(end:reason:)``.
+    private var lastRestartMissing: Int64 = 0
 
     /// How far above the baseline a residual must lie to make its notification a suspect: half a
     /// period, or more when the times come in coarser steps (see `init`).
@@ -145,6 +151,7 @@ public struct StreamTracker: Sendable {
                 missingSamples += missing
                 gapCount += 1
             }
+            lastRestartMissing = missing
             pendingReason = reason
         }
         if case .reset(let time, _) = end {
@@ -163,6 +170,36 @@ public struct StreamTracker: Sendable {
         warming = true
     }
 
+    /// After a ``restart(end:reason:)`` with ``StreamEnd/reset(at:linkUp:)``: holds the new stream's
+    /// samples (they get no index) until ``settleResetCount(_:_:)`` gives the exact count of the
+    /// samples the board produced between the last one received and the reset. A flush gives up
+    /// and keeps the estimate.
+    public mutating func holdForResetCount() {
+        precondition(warming && held.isEmpty, "hold right after the restart")
+        heldEstimate = lastRestartMissing
+    }
+
+    /// Whether the new stream waits for ``settleResetCount(_:_:)``.
+    public var awaitsResetCount: Bool { heldEstimate != nil }
+
+    /// Replaces the reset's estimated count with `missing` (nil: the estimate stands), then
+    /// releases the new stream as its warm-up allows.
+    public mutating func settleResetCount(_ missing: Int64?, _ sink: (Batch) -> Void) {
+        guard let estimate = heldEstimate else { return }
+        heldEstimate = nil
+        if let missing, missing >= 0, missing != estimate {
+            let delta = missing - estimate
+            nextIndex += delta
+            segmentBase += delta
+            missingSamples += delta
+            if estimate == 0 { gapCount += 1 } else if missing == 0 { gapCount -= 1 }
+            lastRestartMissing = missing
+        }
+        if warming, let first = held.first, let last = held.last, last.arrival - first.arrival >= warmUpWindow {
+            finishWarmUp(sink)
+        }
+    }
+
     /// Takes one notification's samples (oldest first) that arrived at `arrival` (host seconds),
     /// and hands what is ready to `sink`, oldest first.
     ///
@@ -173,7 +210,7 @@ public struct StreamTracker: Sendable {
         receivedSamples += Int64(samples.count)
         if warming {
             held.append((samples, arrival))
-            if arrival - held[0].arrival >= warmUpWindow { finishWarmUp(sink) }
+            if heldEstimate == nil, arrival - held[0].arrival >= warmUpWindow { finishWarmUp(sink) }
         } else if held.isEmpty {
             let lift = residual(clock.peek(sampleCount: samples.count, arrivalTime: arrival), arrival)
             if lift - baseline < suspectLift {
@@ -213,6 +250,7 @@ public struct StreamTracker: Sendable {
     /// at the nominal period, then replays the rest.
     private mutating func finishWarmUp(_ sink: (Batch) -> Void, final: Bool = false) {
         warming = false
+        heldEstimate = nil
         let items = held
         held = []
         var position = 0

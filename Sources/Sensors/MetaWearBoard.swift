@@ -191,10 +191,11 @@ public actor MetaWearBoard {
         logger.debug("log clock read", metadata: ["resetUID": "\(time.resetUID)", "tick": "\(time.tick)",
                                                   "roundTripMs": "\((read - asked) * 1000)", "resetTime": "\(resetTime)",
                                                   "known": "\(knownResetTimes[time.resetUID].map { "\($0)" } ?? "-")"])
+        let keeps = !Logging.hasPageBuffer(moduleRevision: info.modules[.logging]?.revision ?? 0)
         if let known = knownResetTimes[time.resetUID], abs(known - resetTime) <= 0.5 {
-            return BoardClock(resetUID: time.resetUID, resetTime: known)
+            return BoardClock(resetUID: time.resetUID, resetTime: known, logKeepsEntriesAcrossReset: keeps)
         }
-        return BoardClock(resetUID: time.resetUID, resetTime: resetTime)
+        return BoardClock(resetUID: time.resetUID, resetTime: resetTime, logKeepsEntriesAcrossReset: keeps)
     }
 
     /// Reads the battery (`11 8c`); the answer is also sent as an event.

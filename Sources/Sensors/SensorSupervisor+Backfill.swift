@@ -9,6 +9,7 @@ extension SensorSupervisor {
     /// entries from the board: only after the commit, so a crash in between downloads them again
     /// (and finds their gaps filled), and only once every gap they may fill is known.
     func backfill(from board: MetaWearBoard) async {
+        defer { settleResetCount(from: nil, notAfter: now()) }
         guard let plan else { return }
         logTrimmable = false
         await drainFeed()
@@ -34,6 +35,7 @@ extension SensorSupervisor {
             return
         }
         current.logEntries = Int64(download.entries)
+        settleResetCount(from: download, notAfter: notAfter)
         await firstRelease(within: settings.warmUp.seconds + settings.gapConfirmation.seconds + 2)
         await drainFeed()  // the gap of this reconnect is in the engine
         let gaps = ((try? await engine.fillableGaps(device: identity.device, stream: .gyro)) ?? []).map { ($0.fromMs - 1000)...($0.toMs + 1000) }
@@ -68,6 +70,47 @@ extension SensorSupervisor {
             current.lastError = "\(error)"
             logger.warning("backfill failed; the log stays on the board for the next connection", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// Releases a gyro stream held after a board reset (``StreamTracker/holdForResetCount()``): with
+    /// the number of samples the old power cycle logged after the last one received, when the log
+    /// holds that one (then it holds what followed, up to the reset); with the estimate otherwise.
+    func settleResetCount(from download: LogDownload?, notAfter: Double) {
+        guard let pending = pendingResetCount else { return }
+        pendingResetCount = nil
+        var exact: Int64?
+        if let download, let reset = resetTimes[pending.resetUID] {
+            exact = Self.loggedAfter(download.samples, resetUID: pending.resetUID, last: pending.lastGyroTime,
+                                     reset: reset, notAfter: notAfter)
+        }
+        let shape = shapes.gyro
+        let estimate = trackers[.gyro]?.missingSamples
+        trackers.update(.gyro) { $0.settleResetCount(exact) { enqueue(.gyro, shape, $0) } }
+        let settled = trackers[.gyro]?.missingSamples
+        logger.notice("samples lost to the board reset", metadata: [
+            "from": "\(exact == nil ? "the reset time (estimate)" : "the board's log")",
+            "correction": "\((settled ?? 0) - (estimate ?? 0))",
+        ])
+    }
+
+    /// The samples of power cycle `resetUID` in `samples` that the board logged after the one whose
+    /// board time (the end of its tick) is `last`; nil when that one is not among them, so the log
+    /// cannot vouch for what followed it. A logged sample's time is the middle of its tick, so the
+    /// last one received lies half a tick before `last` and the next one at least half a tick after.
+    static func loggedAfter(_ samples: [LogReassembler.Sample], resetUID: UInt8, last: Double, reset: Double,
+                            notAfter: Double) -> Int64? {
+        let tick = Logging.tickMilliseconds / 1000
+        var holdsLast = false
+        var after: Int64 = 0
+        for logged in samples where logged.resetUID == resetUID {
+            let time = logTime(logged, reset: reset, notAfter: notAfter)
+            if time > last {
+                after += 1
+            } else if time > last - tick {
+                holdsLast = true
+            }
+        }
+        return holdsLast ? after : nil
     }
 
     /// Returns once the gyro tracker has released samples of the stream started last (then the gap

@@ -22,7 +22,10 @@ extension SensorSupervisor {
             let pushed: Void? = trackers.update(module) { tracker in
                 tracker.push(raw, arrival: arrival) { enqueue(module, stream, $0) }
             }
-            if pushed != nil { lastDataArrival = arrival }
+            if pushed != nil {
+                lastDataArrival = arrival
+                if module == .gyro { lastGyroTime = arrival }
+            }
         case .button(let state):
             guard state.isPressed else { return }
             logger.info("button pressed")
@@ -42,7 +45,8 @@ extension SensorSupervisor {
     /// A new `reset_uid` since the last reading: the board reset, which ended its streams. A board
     /// that resumes them (its stale samples follow) starts a new run of its counter at the reset.
     private func clockRead(_ clock: BoardClock) {
-        let reset = boardClock.map { $0.resetUID != clock.resetUID } ?? false
+        let previous = boardClock
+        let reset = previous.map { $0.resetUID != clock.resetUID } ?? false
         boardClock = clock
         if settings.board.backfill != nil, abs((resetTimes[clock.resetUID] ?? -1) - clock.resetTime) > 0.5 {
             Task { [engine, address] in try? await engine.saveBoardResetTime(device: address, resetUID: clock.resetUID, resetTime: clock.resetTime) }
@@ -53,9 +57,18 @@ extension SensorSupervisor {
         // A reset drops the link at once: a link that went down clearly before it went out of reach.
         let linkUp = (linkDownAt ?? .infinity) >= clock.resetTime - 0.02
         flushTrackers()
+        let counted = trackers[.gyro]?.lastStamp != nil
         for module in trackers.modules {
             trackers.update(module) { $0.restart(end: .reset(at: clock.resetTime, linkUp: linkUp), reason: .boardReset) }
         }
+        // The count above comes from the reset time, read with the clock's latency. A board whose log
+        // keeps every entry up to the reset says it exactly: the gyro stream waits for the download.
+        if settings.board.backfill != nil, clock.logKeepsEntriesAcrossReset, plan?.gyro.boardTime == true,
+           counted, let previous, let last = lastGyroTime {
+            trackers.update(.gyro) { $0.holdForResetCount() }
+            pendingResetCount = (previous.resetUID, last)
+        }
+        lastGyroTime = nil
     }
 
     /// Hands out what the trackers hold, then continues each stream's index after the samples the
@@ -116,7 +129,7 @@ extension SensorSupervisor {
         return tracker
     }
 
-    private func enqueue(_ module: MetaWearModuleID, _ stream: FeedShape?, _ batch: StreamTracker.Batch) {
+    func enqueue(_ module: MetaWearModuleID, _ stream: FeedShape?, _ batch: StreamTracker.Batch) {
         guard let stream, let first = batch.samples.first, let last = batch.samples.last else { return }
         let samples = batch.samples
         // The commit deadline counts from when the first sample arrived (its stamp is at most

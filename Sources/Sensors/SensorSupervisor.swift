@@ -76,6 +76,11 @@ public actor SensorSupervisor {
     var releaseWaiter: CheckedContinuation<Void, Never>?
     /// The last sample's time (epoch ms) when this connection began: a backfill keeps what came after.
     var lastSampleBeforeConnect: Double?
+    /// Board time (s) of the last gyro notification pushed to its tracker, in the frame of ``boardClock``.
+    var lastGyroTime: Double?
+    /// A board reset whose count of lost samples waits for the log's download (``settleResetCount(from:)``):
+    /// the power cycle that ended, and the board time of its last gyro notification received.
+    var pendingResetCount: (resetUID: UInt8, lastGyroTime: Double)?
     /// When the last link went down (host seconds).
     var linkDownAt: Double?
     /// The last backfill stored what the log held: older entries may go (a failed one keeps them).

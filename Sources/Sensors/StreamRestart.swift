@@ -5,10 +5,14 @@ import MetaWear
 public struct BoardClock: Sendable, Equatable {
     public var resetUID: UInt8
     public var resetTime: Double
+    /// Whether every entry the board logged before a reset is in its log after it: false where the
+    /// newest entries wait in a RAM page that a reset loses (logging revision 3, MetaMotion S).
+    public var logKeepsEntriesAcrossReset: Bool
 
-    public init(resetUID: UInt8, resetTime: Double) {
+    public init(resetUID: UInt8, resetTime: Double, logKeepsEntriesAcrossReset: Bool = true) {
         self.resetUID = resetUID
         self.resetTime = resetTime
+        self.logKeepsEntriesAcrossReset = logKeepsEntriesAcrossReset
     }
 }
 

@@ -320,6 +320,9 @@ class Board:
         self.led_commands = 0
         self.events = 0
         self.discovery_delay = 0.0
+        # Latency of the 0b 84 answer: the tick is read when the command arrives, the answer goes
+        # out later (a connection event or more; see the control command `delay_clock_reply`).
+        self.clock_reply_delay = 0.0
         self.drop_remaining = 0
         self.samples_generated = 0
         # Finished runs of each stream: {"generated": n, "sent": delivered}; see run_history().
@@ -547,7 +550,7 @@ class Board:
 
     def _logging(self, module, reg, args):
         if reg == 0x84:
-            self.reply(b"\x0b\x84" + struct.pack("<I", self.tick()) + bytes([self.reset_uid]))
+            self.reply(b"\x0b\x84" + struct.pack("<I", self.tick()) + bytes([self.reset_uid]), self.clock_reply_delay)
         elif reg == 0x02 and len(args) >= 4:
             # create a logger slice; no free slot -> no answer (the SDK times out)
             free = next((i for i in range(LOG_SLOTS) if i not in self.log_triggers), None)
@@ -949,4 +952,5 @@ class Board:
             "logging_enabled": self.logging_enabled,
             "log": self.log_status(),
             "discovery_delay_ms": round(self.discovery_delay * 1000),
+            "clock_reply_delay_ms": round(self.clock_reply_delay * 1000),
         }

@@ -477,6 +477,9 @@ class Peer:
         if cmd == "slow_discovery":
             board.discovery_delay = max(0.0, float(request.get("delay_ms", 0)) / 1000)
             return {"delay_ms": board.discovery_delay * 1000}
+        if cmd == "delay_clock_reply":
+            board.clock_reply_delay = max(0.0, float(request.get("delay_ms", 0)) / 1000)
+            return {"delay_ms": board.clock_reply_delay * 1000}
         if cmd == "set_dis":
             field = request.get("field")
             value = str(request.get("value", ""))

@@ -314,6 +314,21 @@ async def phase_main(hci_port: int, ctl: Control, sensors: int) -> None:
         await asyncio.sleep(0.1)
         b0.drain()
 
+        # The clock's answer made late (`delay_clock_reply`), as a link delivers it at a later
+        # connection event (Bluetooth Core 5.4, Vol 6, Part B, 4.5.1): its tick is the one read when
+        # the command came, so a host that stamps the reading at the answer, as MbientLab's SDK does
+        # (logging.cpp: reference = host time at the answer - tick x 1.46 ms), carries that latency.
+        await ctl(cmd="delay_clock_reply", sensor=0, delay_ms=80)
+        asked = time.monotonic()
+        late = struct.unpack("<I", (await b0.ask("0b84"))[2:6])[0]
+        answered = time.monotonic()
+        await ctl(cmd="delay_clock_reply", sensor=0, delay_ms=0)
+        prompt = struct.unpack("<I", (await b0.ask("0b84"))[2:6])[0]
+        waited = answered - asked
+        check(waited >= 0.08 and (prompt - late) * 48 / 32768 >= 0.07,
+              f"clock answer delayed {waited * 1000:.0f} ms carries the tick of the command "
+              f"({(prompt - late) * 48 / 32768 * 1000:.0f} ms before the next prompt reading)")
+
         # 2 samples per notification: a packer chained to an accounter, 09 03 <id> <tick> <2 samples>
         packer = (await b0.ask("09021305ffa0100501"))[2]
         acc = (await b0.ask(f"09020903{packer:02x}a0113103"))[2]
