@@ -55,6 +55,8 @@ public actor MetaWearBoard {
     var staleWaiter: CheckedContinuation<Void, Never>?
     var subscribed = false
     var waiters: [UInt16: Waiter] = [:]
+    /// Log clock readings per initialisation (``readClock()``).
+    static let clockReadings = 4
     /// When the last answer to a request arrived (host seconds): a time read off the board is
     /// that close to the read, however late the request's caller resumes.
     var answerArrival: Double?
@@ -176,20 +178,41 @@ public actor MetaWearBoard {
     /// Reads the log clock (`0b 84`), on boards with a logging module: its `reset_uid` tells whether
     /// the board reset since the last reading, its tick when.
     ///
-    /// Each reading carries the answer's latency, which varies from one link to the next. A power
-    /// cycle already placed keeps its reset time, so that its streamed stamps, the gaps counted
-    /// from them and its logged samples share one frame; a reading more than half a second away
-    /// is another power cycle that reuses the 3-bit `reset_uid`.
+    /// The board reads its tick between the request and the answer, and the tick counts whole
+    /// ticks, so each reading bounds the host time of tick 0: after `asked − (tick + 1) ticks`,
+    /// before `answered − tick ticks`. A few readings in a row, at other phases of the tick,
+    /// narrow that to about the shortest round trip, and a reading delayed on the way (a busy
+    /// host, a later connection event) moves nothing. A power cycle already placed keeps its reset
+    /// time, so that its streamed stamps, the gaps counted from them and its logged samples share
+    /// one frame; a reading more than half a second away is another power cycle that reuses the
+    /// 3-bit `reset_uid`.
     private func readClock() async throws -> BoardClock? {
         guard info.isPresent(.logging) else { return nil }
-        let asked = now()
-        let answer = try await request(Logging.readTime(), answer: MetaWearModuleID.logging.rawValue, 0x84,
-                                       what: "log clock read")
-        guard case .logTime(let time) = try? parser.parse(answer), let read = answerArrival else { return nil }
-        // The tick counts whole ticks: the board's time was half a tick later on average.
-        let resetTime = read - (Double(time.tick) + 0.5) * Logging.tickMilliseconds / 1000
+        let tickSeconds = Logging.tickMilliseconds / 1000
+        var earliest = -Double.infinity
+        var latest = Double.infinity
+        var shortest = Double.infinity
+        var reading: (time: Logging.Time, answered: Double)?
+        for _ in 0..<Self.clockReadings {
+            let asked = now()
+            let answer = try await request(Logging.readTime(), answer: MetaWearModuleID.logging.rawValue, 0x84,
+                                           what: "log clock read")
+            guard case .logTime(let time) = try? parser.parse(answer), let answered = answerArrival else { return nil }
+            // Another cycle or a wrapped tick between two readings: the last one alone counts.
+            if let previous = reading?.time, previous.resetUID != time.resetUID || previous.tick > time.tick {
+                (earliest, latest) = (-Double.infinity, Double.infinity)
+            }
+            reading = (time, answered)
+            earliest = max(earliest, asked - (Double(time.tick) + 1) * tickSeconds)
+            latest = min(latest, answered - Double(time.tick) * tickSeconds)
+            shortest = min(shortest, answered - asked)
+        }
+        guard let (time, answered) = reading else { return nil }
+        // Bounds that do not meet (the host clock stepped): the last reading, half a tick in.
+        let resetTime = earliest <= latest ? (earliest + latest) / 2 : answered - (Double(time.tick) + 0.5) * tickSeconds
         logger.debug("log clock read", metadata: ["resetUID": "\(time.resetUID)", "tick": "\(time.tick)",
-                                                  "roundTripMs": "\((read - asked) * 1000)", "resetTime": "\(resetTime)",
+                                                  "roundTripMs": "\(shortest * 1000)", "boundsMs": "\((latest - earliest) * 1000)",
+                                                  "resetTime": "\(resetTime)",
                                                   "known": "\(knownResetTimes[time.resetUID].map { "\($0)" } ?? "-")"])
         let keeps = !Logging.hasPageBuffer(moduleRevision: info.modules[.logging]?.revision ?? 0)
         if let known = knownResetTimes[time.resetUID], abs(known - resetTime) <= 0.5 {

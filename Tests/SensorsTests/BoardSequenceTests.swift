@@ -26,7 +26,7 @@ final class BoardSequenceTests: XCTestCase {
         XCTAssertEqual(info.firmwareRevision, "1.7.3")
         XCTAssertEqual(fake.writes, Self.discovery + [
             "13 83",  // what is the board running? (a matching stream is the gateway's own, kept across the reconnect)
-            "0b 84",  // the log clock: a new reset_uid means the board reset since the last initialisation
+            "0b 84", "0b 84", "0b 84", "0b 84",  // the log clock, read 4 times to bound the reset time; a new reset_uid: the board reset
             // reset: gyro off, interrupt off, unsubscribe data and packed; accelerometer the same
             "13 01 00", "13 02 00 01", "13 05 00", "13 07 00", "03 01 00", "03 02 00 01", "03 04 00", "03 1c 00",
             // logging stop, events, loggers, processors
@@ -55,7 +55,7 @@ final class BoardSequenceTests: XCTestCase {
         XCTAssertEqual(info.model, .metaMotionS)
         XCTAssertEqual(info.gyroChip, .bmi270)
         XCTAssertEqual(Array(fake.writes.dropFirst(Self.discovery.count)), [
-            "13 83", "0b 84",
+            "13 83", "0b 84", "0b 84", "0b 84", "0b 84",
             "13 01 00", "13 02 00 01", "13 04 00", "13 05 00", "03 01 00", "03 02 00 01", "03 04 00", "03 05 00",
             "0b 01 00", "0a 05", "0b 0a", "09 08",
             "13 83",
