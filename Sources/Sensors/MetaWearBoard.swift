@@ -184,8 +184,8 @@ public actor MetaWearBoard {
     /// narrow that to about the shortest round trip, and a reading delayed on the way (a busy
     /// host, a later connection event) moves nothing. A power cycle already placed keeps its reset
     /// time, so that its streamed stamps, the gaps counted from them and its logged samples share
-    /// one frame; a reading more than half a second away is another power cycle that reuses the
-    /// 3-bit `reset_uid`.
+    /// one frame, across the tick's wraps too; a reading more than half a second away is another
+    /// power cycle that reuses the 3-bit `reset_uid`.
     private func readClock() async throws -> BoardClock? {
         guard info.isPresent(.logging) else { return nil }
         let tickSeconds = Logging.tickMilliseconds / 1000
@@ -215,8 +215,12 @@ public actor MetaWearBoard {
                                                   "resetTime": "\(resetTime)",
                                                   "known": "\(knownResetTimes[time.resetUID].map { "\($0)" } ?? "-")"])
         let keeps = !Logging.hasPageBuffer(moduleRevision: info.modules[.logging]?.revision ?? 0)
-        if let known = knownResetTimes[time.resetUID], abs(known - resetTime) <= 0.5 {
-            return BoardClock(resetUID: time.resetUID, resetTime: known, logKeepsEntriesAcrossReset: keeps)
+        if let known = knownResetTimes[time.resetUID] {
+            // After a wrap of the u32 tick (72.8 days) the same cycle's tick 0 lies whole laps later.
+            let placed = known + ((resetTime - known) / Logging.tickLapSeconds).rounded() * Logging.tickLapSeconds
+            if abs(placed - resetTime) <= 0.5 {
+                return BoardClock(resetUID: time.resetUID, resetTime: placed, logKeepsEntriesAcrossReset: keeps)
+            }
         }
         return BoardClock(resetUID: time.resetUID, resetTime: resetTime, logKeepsEntriesAcrossReset: keeps)
     }

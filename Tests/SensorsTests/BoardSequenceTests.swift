@@ -132,6 +132,8 @@ final class BoardSequenceTests: XCTestCase {
         let placed = read.resetTime - 0.3
         let kept = try await clockRead(known: [0: placed])
         XCTAssertEqual(kept, BoardClock(resetUID: 0, resetTime: placed), "within half a second: the same cycle")
+        let lapped = try await clockRead(known: [0: placed - Logging.tickLapSeconds])
+        XCTAssertEqual(lapped, BoardClock(resetUID: 0, resetTime: placed), "a lap of the tick later: the same cycle, its frame kept")
         let far = try await clockRead(known: [0: read.resetTime - 600])
         let other = try XCTUnwrap(far)
         XCTAssertEqual(other.resetTime, read.resetTime, accuracy: 5, "ten minutes away: another cycle, read anew")
