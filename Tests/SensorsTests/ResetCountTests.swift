@@ -90,22 +90,11 @@ extension ResetCountTests {
         try await Task.sleep(for: .seconds(1))  // out of reach for a second before the reset
         try harness.peer.control(["cmd": "delay_clock_reply", "sensor": 0, "delay_ms": 60])
         try harness.peer.control(["cmd": "restart", "sensor": 0, "keep_state": false])
-        try await waitForBackfill(harness, timeout: 20)
+        try await waitForStatus(harness.supervisors[0], "the backfill after the reset") { $0.backfilledSamples > 0 && $0.state == .streaming }
         try await harness.stopSupervisors()
         let (samples, gaps, _) = try await readBack(harness.store, device: SensorPeerTests.Harness.address(0))
         let runs = try harness.sensor(0)["gyro_runs"] as? [[String: Any]] ?? []
         XCTAssertEqual(checkRestarts(samples, runs: runs, lsbPerDps: 16.4), [])
         XCTAssertEqual(gaps.map(\.missing), [], "the reset's gap filled from the log, nothing left: \(gaps)")
-    }
-
-    /// Waits until the supervisor stored samples from the log and the new stream's first ones.
-    private func waitForBackfill(_ harness: SensorPeerTests.Harness, timeout: Double) async throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            let status = await harness.supervisors[0].status()
-            if status.backfilledSamples > 0, status.state == .streaming { return }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        XCTFail("no backfill within \(timeout) s")
     }
 }

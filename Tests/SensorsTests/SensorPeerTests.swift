@@ -215,25 +215,30 @@ final class SensorPeerTests: XCTestCase {
         let harness = try await Harness(sensors: 1, model: "MMR")
         defer { Task { await harness.shutdown() } }
         harness.start(sensors: 1, settings: Self.settings(odr: .hz100))
-        try await harness.waitUntilStreaming(1)
-        for _ in 0..<10 {
-            try await Task.sleep(for: .seconds(2))
-            try harness.peer.control(["cmd": "drop_link", "sensor": 0])
+        let supervisor = harness.supervisors[0]
+        // Each fault once the stream runs again, with 0.6 s of samples after it (beyond the 0.4 s
+        // gap confirmation) so that its gap is decided.
+        var status = try await waitForStatus(supervisor, "streaming") { $0.state == .streaming && $0.samplesReceived >= 60 }
+        func streamsAgain(_ what: String, reconnects: Int = 0, silent: Int = 0) async throws {
+            status = try await waitForStatus(supervisor, what) { [received = status.samplesReceived] in
+                $0.reconnects >= reconnects && ($0.transitions[.silent] ?? 0) >= silent && $0.state == .streaming
+                    && $0.samplesReceived >= received + 60
+            }
         }
-        try await harness.waitUntilStreaming(1)
-        try await Task.sleep(for: .seconds(1))
+        for drop in 1...10 {
+            try harness.peer.control(["cmd": "drop_link", "sensor": 0])
+            try await streamsAgain("reconnect \(drop)", reconnects: drop)
+        }
         try harness.peer.control(["cmd": "drop_samples", "sensor": 0, "count": 9])
-        try await Task.sleep(for: .seconds(1.5))
+        try await streamsAgain("samples after the dropped ones")
         try harness.peer.control(["cmd": "silent", "sensor": 0, "seconds": 2.5])
-        try await Task.sleep(for: .seconds(5))
+        try await streamsAgain("streaming after the silence", silent: 1)
         try harness.peer.control(["cmd": "restart", "sensor": 0, "keep_state": false])
-        try await Task.sleep(for: .seconds(3))
+        try await streamsAgain("streaming after the reset", reconnects: status.reconnects + 1)
         try harness.peer.control(["cmd": "slow_discovery", "sensor": 0, "delay_ms": 120])
         try harness.peer.control(["cmd": "drop_link", "sensor": 0])
-        try await Task.sleep(for: .seconds(6))
-        try await harness.waitUntilStreaming(1)
-        try await Task.sleep(for: .seconds(1))
-        let status = await harness.supervisors[0].status()
+        try await streamsAgain("streaming after a slow discovery", reconnects: status.reconnects + 1)
+        status = await supervisor.status()
         XCTAssertGreaterThanOrEqual(status.reconnects, 12)
         XCTAssertGreaterThan(status.transitions[.silent] ?? 0, 0)
         try await harness.stopSupervisors()
@@ -271,16 +276,21 @@ final class SensorPeerTests: XCTestCase {
         settings.board.backfill = BoardOptions.Backfill(keep: .seconds(1))
         harness.start(sensors: 1, settings: settings)
         try await harness.waitUntilStreaming(1)
-        try await Task.sleep(for: .seconds(5))
-        let log = try harness.sensor(0)["log"] as? [String: Any] ?? [:]
-        XCTAssertGreaterThan(log["entries_removed"] as? Int ?? 0, 0, "trimmed: \(log)")
+        // Trimmed at a battery read (every 2 s) once a second of log is older than `keep`.
+        var log: [String: Any] = [:]
+        try await waitFor("the log trimmed") {
+            log = try harness.sensor(0)["log"] as? [String: Any] ?? [:]
+            return log["entries_removed"] as? Int ?? 0 > 0
+        }
         XCTAssertLessThanOrEqual(log["stored"] as? Int ?? .max, 2 * 100 * 3, "the last second plus a battery interval: \(log)")
         try harness.peer.control(["cmd": "drop_link", "sensor": 0, "away_s": 2])
-        try await Task.sleep(for: .seconds(3))
-        try await harness.waitUntilStreaming(1)
-        let deadline = Date().addingTimeInterval(15)
-        while Date() < deadline, await harness.supervisors[0].status().backfilledSamples == 0 { try await Task.sleep(for: .milliseconds(100)) }
-        try await Task.sleep(for: .seconds(1))
+        // Backfilled, and 0.5 s of the new stream (its gap confirmation is 0.4 s) after that.
+        let filled = try await waitForStatus(harness.supervisors[0], "the backfill") {
+            $0.backfilledSamples > 0 && $0.state == .streaming
+        }
+        try await waitForStatus(harness.supervisors[0], "the stream after the backfill") {
+            $0.samplesReceived >= filled.samplesReceived + 50
+        }
         try await harness.stopSupervisors()
         let backfilled = await harness.supervisors[0].status().backfilledSamples
         XCTAssertGreaterThan(backfilled, 150, "about 2 s of samples")

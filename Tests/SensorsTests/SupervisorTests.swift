@@ -36,20 +36,30 @@ final class SupervisorTests: XCTestCase {
                                           engine: engine, settings: settings(), logger: testLogger())
         let connector = FakeConnector(boards: [address: fake])
         let task = Task { await supervisor.run(connector: connector) }
-        try await Task.sleep(for: .seconds(1.5))
+        // Each fault once the stream runs again, with half a second of samples after it (beyond
+        // the 0.3 s gap confirmation) so that its gap is decided.
+        var status = try await waitForStatus(supervisor, "streaming") { $0.state == .streaming && $0.samplesReceived >= 50 }
         fake.dropLink()
-        try await Task.sleep(for: .seconds(1.5))
+        status = try await waitForStatus(supervisor, "a reconnect") { [received = status.samplesReceived] in
+            $0.reconnects >= 1 && $0.state == .streaming && $0.samplesReceived >= received + 50
+        }
         fake.dropSamples(7)
-        try await Task.sleep(for: .seconds(1.5))
+        status = try await waitForStatus(supervisor, "samples after the dropped ones") { [received = status.samplesReceived] in
+            $0.samplesReceived >= received + 60
+        }
         fake.silent(seconds: 1.2)  // longer than the 0.5 s watchdog
-        try await Task.sleep(for: .seconds(3))
+        status = try await waitForStatus(supervisor, "streaming after the silence") { [received = status.samplesReceived] in
+            ($0.transitions[.silent] ?? 0) > 0 && $0.state == .streaming && $0.samplesReceived >= received + 50
+        }
         fake.dropLink()
-        try await Task.sleep(for: .seconds(1.5))
+        try await waitForStatus(supervisor, "the second reconnect") { [received = status.samplesReceived] in
+            $0.reconnects >= 2 && $0.state == .streaming && $0.samplesReceived >= received + 50
+        }
         task.cancel()
         await task.value
         try await engine.flush()
 
-        let status = await supervisor.status()
+        status = await supervisor.status()
         XCTAssertEqual(status.state, .stopped)
         XCTAssertGreaterThanOrEqual(status.reconnects, 2)
         XCTAssertEqual(status.model, "metaMotionR")
