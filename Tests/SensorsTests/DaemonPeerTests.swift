@@ -31,7 +31,11 @@ final class DaemonPeerTests: XCTestCase {
         process.standardOutput = FileHandle.nullDevice
         try process.run()
         defer { if process.isRunning { process.terminate() } }
-        try await Task.sleep(for: .seconds(5))
+        // Streaming, with more than the 400 samples checked below sent.
+        try await waitFor("the daemon streaming", timeout: 60) {
+            let runs = try peer.status().sensors[0]["gyro_runs"] as? [[String: Any]] ?? []
+            return runs.last?["sent"] as? Int ?? 0 >= 500
+        }
         let running = try peer.status().sensors[0]
         XCTAssertEqual((running["gyro"] as? [String: Any])?["streaming"] as? Bool, true)
         XCTAssertEqual((running["gyro"] as? [String: Any])?["odr_hz"] as? Double, 200)
@@ -84,14 +88,13 @@ final class DaemonPeerTests: XCTestCase {
 
         let peer = try MetaWearPeer(sensors: 1, hciPort: port)
         defer { peer.stop() }
-        var streaming = false
-        let deadline = Date().addingTimeInterval(30)
-        while !streaming, Date() < deadline {
-            try await Task.sleep(for: .milliseconds(250))
-            streaming = ((try? peer.status().sensors[0])?["gyro"] as? [String: Any])?["streaming"] as? Bool ?? false
+        try await waitFor("the gateway connected once the controller appeared") {
+            ((try? peer.status().sensors[0])?["gyro"] as? [String: Any])?["streaming"] as? Bool ?? false
         }
-        XCTAssertTrue(streaming, "the gateway connected once the controller appeared")
-        try await Task.sleep(for: .seconds(1))
+        try await waitFor("samples sent") {
+            let runs = try peer.status().sensors[0]["gyro_runs"] as? [[String: Any]] ?? []
+            return runs.last?["sent"] as? Int ?? 0 >= 50
+        }
         kill(process.processIdentifier, SIGTERM)
         let stopDeadline = Date().addingTimeInterval(10)
         while process.isRunning, Date() < stopDeadline { try await Task.sleep(for: .milliseconds(50)) }
