@@ -195,22 +195,21 @@ final class SensorPeerTests: XCTestCase {
         defer { Task { await harness.shutdown() } }
         harness.start(sensors: 1, settings: Self.settings(odr: .hz50, button: true))
         try await harness.waitUntilStreaming(1)
+        let pressed = await harness.supervisors[0].status()
         XCTAssertEqual(try harness.peer.control(["cmd": "press_button", "sensor": 0])["sent"] as? Bool, true)
-        try await Task.sleep(for: .seconds(1.5))
-        let open = await harness.engine.openSessions()
-        XCTAssertEqual(open.count, 1)
+        try await waitFor("a session opened by the button") { await harness.engine.openSessions().count == 1 }
+        // A second of samples in it (checked below).
+        try await waitForStatus(harness.supervisors[0], "samples in the session") { $0.samplesReceived >= pressed.samplesReceived + 60 }
         try harness.peer.control(["cmd": "press_button", "sensor": 0])
-        try await Task.sleep(for: .seconds(0.5))
-        let stillOpen = await harness.engine.openSessions()
-        XCTAssertEqual(stillOpen.count, 0)
+        try await waitFor("the session closed by the button") { await harness.engine.openSessions().isEmpty }
         try await harness.stopSupervisors()
         let sessions = try await harness.store.sessions()
         XCTAssertEqual(sessions.count, 1)
         XCTAssertGreaterThan(sessions.first?.samples ?? 0, 40)
     }
 
-    /// Link dropped every 2 s for 20 s, silent for 2.5 s, a board reset, slow discovery (scaled
-    /// from 10 s / 2 min / 5 s): every gap exactly what the board lost, where it lost it.
+    /// Link dropped 10 times (each once the stream runs again), silent for 2.5 s, a board reset,
+    /// slow discovery: every gap exactly what the board lost, where it lost it.
     func testFaultsRecoverWithTheRightGaps() async throws {
         let harness = try await Harness(sensors: 1, model: "MMR")
         defer { Task { await harness.shutdown() } }
@@ -258,11 +257,11 @@ final class SensorPeerTests: XCTestCase {
         let harness = try await Harness(sensors: 1, model: "MMR")
         defer { Task { await harness.shutdown() } }
         harness.start(sensors: 1, settings: Self.settings(odr: .hz100))
-        try await harness.waitUntilStreaming(1)
-        try await Task.sleep(for: .seconds(1.5))
+        let streaming = try await waitForStatus(harness.supervisors[0], "streaming") { $0.state == .streaming && $0.samplesReceived >= 100 }
         try harness.peer.control(["cmd": "restart", "sensor": 0, "keep_state": true])
-        try await Task.sleep(for: .seconds(3))
-        try await harness.waitUntilStreaming(1)
+        try await waitForStatus(harness.supervisors[0], "streaming after the reset") {
+            $0.reconnects >= 1 && $0.state == .streaming && $0.samplesReceived >= streaming.samplesReceived + 100
+        }
         try await harness.stopSupervisors()
         _ = try await assertStoreMatchesPeer(harness, index: 0, odr: 100, lsb: 16.4, tolerance: 1)
     }
