@@ -174,7 +174,9 @@ def run(ctx) -> list[tuple[bool | None, str]]:
         gaps = [g for d, text in sessions if d.upper() == device for g in json.loads(text or "[]")
                 if g["reason"] != "storeFull"]
         left = sum(g["missing"] for g in gaps)
-        lost = logs[i]["ram_page_lost"]
+        # The peer counts entries; a gyro sample is two (x/y and z), and one whose pair was split
+        # by the reset is lost too.
+        lost = (logs[i]["ram_page_lost"] + 1) // 2
         out.append((left <= lost, f"{sensor['model']} {device}: outages {', '.join(timings) if i == 0 else '(as above)'}: "
                                   f"{left} samples left in gaps, never in the board's flash {lost}"
                                   + (f" -- left: {[(g['reason'], g['missing']) for g in gaps][:5]}" if left > lost else "")))
