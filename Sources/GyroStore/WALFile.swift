@@ -22,7 +22,8 @@ import Darwin
 /// the padding is written once per data directory, not at every start.
 enum WALFile {
     /// Frames past the automatic checkpoint's threshold: the commit that reaches the threshold
-    /// (a chunk document is ~35 pages) is written whole before the checkpoint runs.
+    /// (with a chunk's document: a few pages compact, ~35 as an older gateway's JSON) is written
+    /// whole before the checkpoint runs.
     static let spareFrames = 128
 
     /// Keeps the WAL file when `db` closes (the writer: the connection that checkpoints at close).
