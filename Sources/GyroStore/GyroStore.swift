@@ -170,6 +170,7 @@ public struct GyroStore: Sendable {
         }
         WALFile.persist(writer)
         WALFile.presize(path: path + "-wal", to: try WALFile.workingSize(writer))
+        WALFile.cachePageByPage(path: path + "-wal")
         return writer
     }
 
