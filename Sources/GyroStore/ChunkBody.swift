@@ -1,7 +1,7 @@
 /// How the store keeps a closed chunk's document: its JSON head as text, its points as numbers,
-/// about 8 bytes a point instead of about 60. The JSON is rendered from it whenever the document
-/// is read (published, resynced, shown), byte for byte what the whole text would have been
-/// (`ChunkBodyTests`).
+/// a few bytes a point where the JSON takes tens (docs/durability.md). The JSON is rendered from
+/// it whenever the document is read (published, resynced, shown), byte for byte what the whole
+/// text would have been (`ChunkBodyTests`).
 ///
 /// Why: a chunk's JSON was most of what the store wrote, and written twice (the WAL, then the
 /// checkpoint's copy into the file); docs/durability.md, "Writes".
