@@ -29,7 +29,7 @@ extension AdminAPI {
         text.add("sessions_withdrawn_total", .counter, "Sessions found open after a crash without a sample, and withdrawn.", counters.sessionsWithdrawn)
         text.add("sessions_open", .gauge, "Sessions open now.", open.count)
         text.add("outbox_depth", .gauge, "Outbox rows not yet acknowledged by the broker.", outbox.depth)
-        text.add("outbox_bytes", .gauge, "Payload bytes in the outbox.", outbox.bytes)
+        text.add("outbox_bytes", .gauge, "Payload bytes the outbox holds, as stored (chunk documents compact).", outbox.bytes)
         text.add("outbox_parked", .gauge, "Outbox rows the broker refused repeatedly, kept but not sent until a resync.", outbox.parked)
         text.add("outbox_oldest_age_seconds", .gauge, "Age of the oldest outbox row.",
                  outbox.oldestCreatedAt.map { max(0, Date().timeIntervalSince1970 - $0) } ?? 0)

@@ -1,4 +1,5 @@
 import GyroStore
+import MetaWear
 
 /// A sensor data stream of a board.
 public enum SensorStream: String, Sendable, CaseIterable {
@@ -6,10 +7,21 @@ public enum SensorStream: String, Sendable, CaseIterable {
     case accelerometer
 
     /// Point member names in chunk documents: degrees per second or g.
-    var axisKeys: (String, String, String) {
+    var axisKeys: [String] {
         switch self {
-        case .gyro: ("gx", "gy", "gz")
-        case .accelerometer: ("ax", "ay", "az")
+        case .gyro: ["gx", "gy", "gz"]
+        case .accelerometer: ["ax", "ay", "az"]
+        }
+    }
+
+    /// Units per count of the board's range `range` (°/s or g), as the sensors layer scales
+    /// counts: the store keeps a chunk's axes as counts with it (``ChunkBody``). `nil` for a
+    /// range no board has.
+    func unitsPerLSB(range: Double) -> Double? {
+        switch self {
+        case .gyro: Gyro.Range.allCases.first { $0.degreesPerSecond == range }.map { SampleDecoder(gyroRange: $0).unitsPerLSB }
+        case .accelerometer:
+            Accelerometer.Range.allCases.first { $0.gravities == range }.map { SampleDecoder(accelerometerRange: $0).unitsPerLSB }
         }
     }
 

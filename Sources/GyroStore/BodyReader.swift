@@ -10,10 +10,12 @@ struct BodyReader {
     /// `withBody`'s buffer, reused for every row: it stays in the CPU's cache between the read
     /// and the publish, where a fresh array per body would be cold memory each time.
     private var buffer: [UInt8] = []
+    /// The JSON of a compact chunk body (``ChunkBody``), reused likewise.
+    private var rendered: [UInt8] = []
 
     init(_ db: SQLiteConnection) { self.db = db }
 
-    /// Calls `use` with the body, valid only during the call.
+    /// Calls `use` with the body as JSON (a compact chunk body rendered), valid only during the call.
     mutating func withBody<T>(rowid: Int64, length: Int, _ use: (UnsafeRawBufferPointer) throws -> T) throws -> T {
         guard length > 0 else { return try use(UnsafeRawBufferPointer(start: nil, count: 0)) }
         guard length <= Int(Int32.max) else {
@@ -22,10 +24,19 @@ struct BodyReader {
         let blob = try open(rowid: rowid, length: length)
         if buffer.count < length { buffer = [UInt8](repeating: 0, count: length) }
         let db = self.db
-        return try buffer.withUnsafeMutableBytes { bytes in
+        let parts = try buffer.withUnsafeMutableBytes { bytes throws -> ChunkBody.Parts? in
             try Self.check(sqlite3_blob_read(blob, bytes.baseAddress, Int32(length), 0), "reading the body of document row \(rowid)", db)
-            return try use(UnsafeRawBufferPointer(rebasing: bytes[..<length]))
+            guard ChunkBody.isCompact(bytes[..<length]) else { return nil }
+            guard let parts = ChunkBody.decode(UnsafeRawBufferPointer(rebasing: bytes[..<length])) else {
+                throw SQLiteError(code: SQLITE_CORRUPT, message: "document row \(rowid): its chunk body is damaged")
+            }
+            return parts
         }
+        if let parts {
+            ChunkBody.render(parts, into: &rendered)
+            return try rendered.withUnsafeBytes { try use($0) }
+        }
+        return try buffer.withUnsafeBytes { try use(UnsafeRawBufferPointer(rebasing: $0[..<length])) }
     }
 
     private mutating func open(rowid: Int64, length: Int) throws -> OpaquePointer {

@@ -198,7 +198,7 @@ extension GyroStore {
     public func retainedDocuments() async throws(StoreError) -> [OutboxMessage] {
         try await read("listing retained documents") { db in
             try db.all(Self.retainedDocumentsSQL) { row in
-                OutboxMessage(seq: 0, topic: try row.text(0), qos: 1, retain: true, payload: try row.bytes(1),
+                OutboxMessage(seq: 0, topic: try row.text(0), qos: 1, retain: true, payload: try Self.json(try row.bytes(1), path: try row.text(0)),
                               properties: nil, device: nil, createdAt: try row.double(2))
             }
         }

@@ -1,9 +1,19 @@
+import CSQLite
+
 extension GyroStore {
     /// The JSON body of one document, or `nil`.
     public func document(_ path: DocumentPath) async throws(StoreError) -> [UInt8]? {
         try await read("reading \(path)") { db in
-            try db.first("SELECT body FROM document WHERE path = ?", [path.rawValue]) { try $0.bytes(0) }
+            try db.first("SELECT body FROM document WHERE path = ?", [path.rawValue]) { try Self.json(try $0.bytes(0), path: path.rawValue) }
         }
+    }
+
+    /// A stored body as its JSON document (a compact chunk body rendered, ``ChunkBody``).
+    static func json(_ body: [UInt8], path: String) throws -> [UInt8] {
+        guard let json = ChunkBody.json(body) else {
+            throw SQLiteError(code: SQLITE_CORRUPT, message: "document \(path): its chunk body is damaged")
+        }
+        return json
     }
 
     /// The ids of the documents directly in a collection, sorted.

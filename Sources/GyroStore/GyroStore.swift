@@ -110,8 +110,8 @@ public struct GyroStore: Sendable {
 
     /// Bytes of the file that read-only connections map into memory.
     ///
-    /// Why: the publisher reads every document back (chunk documents are ~140 KB, 35 overflow
-    /// pages); through `pread` that costs a system call and a copy per page, and draining a
+    /// Why: the publisher reads every document back (a chunk stored as JSON by older gateways is
+    /// ~140 KB, 35 overflow pages; compact, about 4); through `pread` that costs a system call and a copy per page, and draining a
     /// backlog spent more time there than in sending. Mapped, a page is read in place, and a
     /// pass over the documents took much less time (docs/benchmarks.md). Only readers map:
     /// writes keep going through the WAL. The trade-off, from SQLite's documentation: a disk
@@ -144,7 +144,7 @@ public struct GyroStore: Sendable {
             try db.execute("PRAGMA cache_size = -\(writerCacheKiB)")
             // A statement that writes a chunk document keeps the pages it changes in a statement
             // journal, which spills to a new temporary file past 64 KiB: a file created, written
-            // and removed for every chunk closed. In memory it is ~150 KB for the statement's time.
+            // and removed for every chunk closed. In memory it is a few pages for the statement's time.
             try db.execute("PRAGMA temp_store = MEMORY")
         }
     }
@@ -170,6 +170,7 @@ public struct GyroStore: Sendable {
         }
         WALFile.persist(writer)
         WALFile.presize(path: path + "-wal", to: try WALFile.workingSize(writer))
+        WALFile.cachePageByPage(path: path + "-wal")
         return writer
     }
 

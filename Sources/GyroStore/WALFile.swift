@@ -22,7 +22,8 @@ import Darwin
 /// the padding is written once per data directory, not at every start.
 enum WALFile {
     /// Frames past the automatic checkpoint's threshold: the commit that reaches the threshold
-    /// (a chunk document is ~35 pages) is written whole before the checkpoint runs.
+    /// (with a chunk's document: a few pages compact, ~35 as an older gateway's JSON) is written
+    /// whole before the checkpoint runs.
     static let spareFrames = 128
 
     /// Keeps the WAL file when `db` closes (the writer: the connection that checkpoints at close).
@@ -51,7 +52,10 @@ enum WALFile {
         guard fstat(fd, &info) == 0 else { return nil }
         let start = Int(info.st_size)
         guard start < size else { return 0 }
-        let block = [UInt8](repeating: 0, count: 1 << 16)
+        // One page at a time: the page cache keeps the size of the writes that filled it, and a
+        // large folio (ext4 makes them of large writes and of readahead) is dirtied, counted in
+        // `write_bytes` and kept dirty whole for every commit that writes a frame into it.
+        let block = [UInt8](repeating: 0, count: 4096)
         var offset = start
         while offset < size {
             let length = min(block.count, size - offset)
@@ -65,5 +69,29 @@ enum WALFile {
         }
         guard fdatasync(fd) == 0 else { return nil }
         return size - start
+    }
+
+    /// Caches the WAL page by page. Why: opening a store whose WAL exists reads it whole
+    /// (SQLite's recovery), and readahead caches it in large folios, each of which every later
+    /// commit would dirty whole (see `presize`). Its clean pages are dropped and read again one
+    /// page at a time without readahead, so that a commit dirties the pages it writes and no
+    /// more, and finds them cached (a partly written page that is not cached is read first).
+    /// Only the cache is affected, never the file.
+    static func cachePageByPage(path: String) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        #if canImport(Glibc)
+        _ = posix_fadvise(fd, 0, 0, Int32(POSIX_FADV_DONTNEED))
+        _ = posix_fadvise(fd, 0, 0, Int32(POSIX_FADV_RANDOM))
+        #endif
+        var page = [UInt8](repeating: 0, count: 4096)
+        var offset = 0
+        while true {
+            let count = page.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(offset)) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return }
+            offset += count
+        }
     }
 }

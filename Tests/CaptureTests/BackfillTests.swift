@@ -59,7 +59,8 @@ final class BackfillTests: XCTestCase {
         let old = renderer.chunk(chunk, session: session, samples: [sample(80, 8.123456), sample(90, 9), sample(150, 15)][...])
         chunk.gaps = []
         chunk.count = 5
-        let spliced = try XCTUnwrap(renderer.chunk(chunk, session: session, splicing: old, adding: [sample(100, 10), sample(110, 11)]))
+        let stored = try XCTUnwrap(renderer.chunk(chunk, session: session, splicing: old, adding: [sample(100, 10), sample(110, 11)]))
+        let spliced = try XCTUnwrap(ChunkBody.json(stored))
         let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(spliced)) as? [String: Any])
         let points = try XCTUnwrap(object["data"] as? [[String: Any]])
         XCTAssertEqual(points.map { $0["timestamp"] as? Double }, [80, 90, 100, 110, 150])

@@ -1,4 +1,4 @@
-import GyroStore
+@testable import GyroStore
 import XCTest
 @testable import Capture
 
@@ -6,7 +6,7 @@ import XCTest
 final class ChunkDocumentSizeTests: XCTestCase {
     /// The longest points a chunk can hold: full-range negative axes with five decimals, a
     /// timestamp with three (the last millisecond of 2099); with and without a location.
-    func testThePointsOfAFullRangeChunkFitTheReservedBytes() {
+    func testThePointsOfAFullRangeChunkFitTheReservedBytes() throws {
         var chunk = ChunkRecord(id: "c1", sessionId: "s1", stream: "gyro", seq: 0, odrHz: 100, range: 2000, firstIndex: 0)
         let session = SessionRecord(id: "s1", userId: "u", device: "C4:BE:84:00:00:01", startMs: 0, localDate: "2026-11-26")
         let samples = (0..<2_000).map { index in
@@ -16,9 +16,9 @@ final class ChunkDocumentSizeTests: XCTestCase {
         chunk.endMs = samples.first?.timestampMs
         for location in [nil, (latitude: -89.1234567, longitude: -179.1234567)] as [(latitude: Double, longitude: Double)?] {
             let renderer = DocumentRenderer(location: location)
-            let empty = renderer.chunk(chunk, session: session, samples: [][...]).count
-            let full = renderer.chunk(chunk, session: session, samples: samples[...]).count
-            let perPoint = PointWriter.maximumBytes(location: location != nil)
+            let empty = try XCTUnwrap(ChunkBody.json(renderer.chunk(chunk, session: session, samples: [][...]))).count
+            let full = try XCTUnwrap(ChunkBody.json(renderer.chunk(chunk, session: session, samples: samples[...]))).count
+            let perPoint = PointText(axisKeys: ["gx", "gy", "gz"], suffix: ChunkBody.locationSuffix(location)).reservedBytes
             XCTAssertLessThanOrEqual(full - empty, samples.count * perPoint)
             // Tight: the bound is what such points take, not a guess far above it.
             XCTAssertGreaterThan(full - empty, samples.count * (perPoint - 2))

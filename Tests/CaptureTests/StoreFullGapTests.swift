@@ -19,7 +19,11 @@ final class StoreFullGapTests: XCTestCase {
         var index = range.lowerBound
         while index < range.upperBound {
             let end = min(index + batch, range.upperBound)
-            let samples = (index..<end).map { StoredSample(timestampMs: timestamp($0), x: Float($0), y: 0, z: 1) }
+            // y and z vary at random: the store keeps points compact, and such values compact least.
+            let samples = (index..<end).map { i -> StoredSample in
+                let noise = UInt64(i) &* 0x9E37_79B9_7F4A_7C15
+                return StoredSample(timestampMs: timestamp(i), x: Float(i), y: Float(noise >> 44) / 512 - 1024, z: Float((noise >> 24) & 0xFFFFF) / 512)
+            }
             try await engine.append(sensor: sensor, stream: .gyro, odrHz: 50, range: 2000, firstIndex: index, samples: samples)
             index = end
         }
@@ -31,8 +35,8 @@ final class StoreFullGapTests: XCTestCase {
 
     func testEvictedUnpublishedChunksAreStoreFullGapsOfTheRecord() async throws {
         let folder = try TemporaryDirectory()
-        // ~36 KB per 500-point chunk document: 30 chunks need about twice this budget.
-        let store = try GyroStore.open(directory: folder.path, maxBytes: 640 << 10, logger: testLogger())
+        // ~7 KB per 500-point chunk as stored: 30 chunks need about twice this budget.
+        let store = try GyroStore.open(directory: folder.path, maxBytes: 160 << 10, logger: testLogger())
         let engine = CaptureEngine(store: store, rules: CaptureRules(chunkSize: chunkSize, commitInterval: .seconds(60)),
                                    calendar: PeriodCalendar(timeZone: .utc), logger: testLogger())
         let session = try await engine.startSession(sensor: sensor, atMs: t0)
@@ -63,7 +67,7 @@ final class StoreFullGapTests: XCTestCase {
         ]
 
         // What the retention transaction itself wrote, read back from the file by a second connection.
-        let disk = try GyroStore.open(directory: folder.path, maxBytes: 640 << 10, logger: testLogger())
+        let disk = try GyroStore.open(directory: folder.path, maxBytes: 160 << 10, logger: testLogger())
         let storedSession = try await disk.session(id: session.id)
         let stored = try XCTUnwrap(storedSession)
         XCTAssertEqual(stored.gaps, expectedGaps)

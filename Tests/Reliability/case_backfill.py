@@ -27,6 +27,7 @@ import os
 import sqlite3
 import time
 
+import chunk_body
 import reliability as rel
 from reliability import bench
 from case_faults import _compare, _stored_samples
@@ -160,10 +161,10 @@ def run(ctx) -> list[tuple[bool | None, str]]:
     db = sqlite3.connect(path)
     sessions = list(db.execute("SELECT device, gaps FROM session"))
     over = [(cid, n) for cid, n in db.execute("SELECT id, count FROM chunk") if n > CHUNK]
-    points = [(path_, len(json.loads(body)["data"])) for path_, body in
+    points = [(path_, len(chunk_body.document(body)["data"])) for path_, body in
               db.execute("SELECT path, body FROM document WHERE collection = 'realtime_data'")]
     filled_points = sum(1 for (body,) in db.execute("SELECT body FROM document WHERE collection = 'realtime_data'")
-                        for p in json.loads(body)["data"] if p.get("backfilled"))
+                        for p in chunk_body.document(body)["data"] if p.get("backfilled"))
     db.close()
     big = [p for p in points if p[1] > CHUNK]
     out.append((not over and not big, f"no chunk over chunkSize {CHUNK} ({len(points)} chunk documents, largest "

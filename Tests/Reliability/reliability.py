@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Benchmarks", "E2E"))
+import chunk_body  # noqa: E402  (stored chunk documents, compact or JSON)
 import e2e_bench as bench  # noqa: E402  (the broker, the peer and the process helpers)
 
 LSB_PER_DPS = 16.4  # gyro raw units per °/s at 2000 dps (the range every case uses)
@@ -263,7 +264,7 @@ def read_store(path: str) -> Store:
                 chunks.append(Chunk(r["id"], r["sessionId"], r["seq"], True, r["count"], points))
             else:
                 body = docs.get(f"realtime_data/{r['id']}")
-                points = [(p["timestamp"], p["gx"], p["gy"], p["gz"]) for p in json.loads(body)["data"]] if body else []
+                points = [(p["timestamp"], p["gx"], p["gy"], p["gz"]) for p in chunk_body.document(body)["data"]] if body else []
                 chunks.append(Chunk(r["id"], r["sessionId"], r["seq"], False, r["count"], points, has_body=bool(body),
                                     pruned=bool(r["pruned"])))
         outbox = {r["documentPath"] for r in db.execute("SELECT documentPath FROM outbox WHERE documentPath IS NOT NULL")}

@@ -120,6 +120,6 @@ chunkRecord.isOpen = false
 let chunkSamples = Array(batches.joined().prefix(chunkSize))
 var renderedBytes = 0
 let rendering = await measure {
-    for _ in 0..<(total / chunkSize) { renderedBytes += renderer.chunk(chunkRecord, session: sampleSession, samples: chunkSamples[...]).count }
+    for _ in 0..<(total / chunkSize) { renderedBytes += ChunkBody.json(renderer.chunk(chunkRecord, session: sampleSession, samples: chunkSamples[...]))?.count ?? 0 }
 }
 print(String(format: "  of which rendering JSON:      %8.3f s  %12.0f samples/s (%d bytes)", seconds(rendering), Double(total) / seconds(rendering), renderedBytes))

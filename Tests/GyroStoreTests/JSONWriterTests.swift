@@ -1,5 +1,5 @@
 import XCTest
-@testable import Capture
+@testable import GyroStore
 
 /// Numbers as chunk documents write them: fixed point, trailing zeros trimmed, integers exact.
 final class JSONWriterTests: XCTestCase {

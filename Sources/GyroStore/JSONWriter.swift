@@ -1,33 +1,33 @@
 /// Writes JSON straight into bytes. Chunk documents hold thousands of numbers, and a generic
 /// encoder spends most of its time on them; numbers here are written as fixed-point decimals
 /// with trailing zeros trimmed, so a value keeps the precision asked for and no more.
-struct JSONWriter {
-    private(set) var bytes: [UInt8] = []
+public struct JSONWriter {
+    public private(set) var bytes: [UInt8] = []
     private var needsComma: [Bool] = [false]
 
-    init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
+    public init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
 
-    mutating func beginObject() { separator(); bytes.append(UInt8(ascii: "{")); needsComma.append(false) }
-    mutating func endObject() { bytes.append(UInt8(ascii: "}")); needsComma.removeLast() }
-    mutating func beginArray() { separator(); bytes.append(UInt8(ascii: "[")); needsComma.append(false) }
-    mutating func endArray() { bytes.append(UInt8(ascii: "]")); needsComma.removeLast() }
+    public mutating func beginObject() { separator(); bytes.append(UInt8(ascii: "{")); needsComma.append(false) }
+    public mutating func endObject() { bytes.append(UInt8(ascii: "}")); needsComma.removeLast() }
+    public mutating func beginArray() { separator(); bytes.append(UInt8(ascii: "[")); needsComma.append(false) }
+    public mutating func endArray() { bytes.append(UInt8(ascii: "]")); needsComma.removeLast() }
 
     /// Starts a member; the next value written is its value.
-    mutating func key(_ name: String) {
+    public mutating func key(_ name: String) {
         separator()
         writeString(name)
         bytes.append(UInt8(ascii: ":"))
         needsComma[needsComma.count - 1] = false
     }
 
-    mutating func string(_ value: String) { separator(); writeString(value) }
-    mutating func bool(_ value: Bool) { separator(); bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8)) }
-    mutating func null() { separator(); bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C]) }
-    mutating func integer(_ value: Int64) { separator(); appendInteger(value) }
-    mutating func integer(_ value: Int) { integer(Int64(value)) }
+    public mutating func string(_ value: String) { separator(); writeString(value) }
+    public mutating func bool(_ value: Bool) { separator(); bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8)) }
+    public mutating func null() { separator(); bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C]) }
+    public mutating func integer(_ value: Int64) { separator(); appendInteger(value) }
+    public mutating func integer(_ value: Int) { integer(Int64(value)) }
 
     /// A number with at most `decimals` decimal places; non-finite values become `null`.
-    mutating func number(_ value: Double, decimals: Int) {
+    public mutating func number(_ value: Double, decimals: Int) {
         separator()
         appendNumber(value, decimals: decimals)
     }
@@ -54,7 +54,14 @@ struct JSONWriter {
             for byte in text.utf8.prefix(32) { out[count] = byte; count += 1 }
             return count
         }
-        let scaled = Int64((value * scale).rounded())
+        return writeScaled(Int64((value * scale).rounded()), places: places, to: out)
+    }
+
+    /// `writeNumber`'s text for a value already scaled by 10^`places` (0...8) and rounded: what
+    /// ``ChunkBody`` stores, so that a point is rendered from it exactly as from its value.
+    @inline(__always)
+    static func writeScaled(_ scaled: Int64, places: Int, to out: UnsafeMutablePointer<UInt8>) -> Int {
+        let scale = power(places)
         var fraction = scaled.magnitude % UInt64(scale), fractionPlaces = places
         if fraction == 0 {
             fractionPlaces = 0
@@ -142,7 +149,7 @@ struct JSONWriter {
         }
 
         @inline(__always)
-        mutating func number(_ value: Double, decimals: Int) {
+        public mutating func number(_ value: Double, decimals: Int) {
             precondition(count + 32 <= Self.capacity, "a composed JSON run outgrew its buffer")
             count += JSONWriter.writeNumber(value, decimals: decimals, to: start + count)
         }
