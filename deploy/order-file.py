@@ -193,9 +193,9 @@ def check(script: str, scratch: str) -> None:
     if own:
         examples = "\n".join(f"    {pattern}(\"{section}\")" for pattern, section in own[:5])
         die(f"{os.path.relpath(script, REPO)} is behind the code: {len(own)} of the {len(entries)} sections it names no longer "
-            f"exist in the gateway's modules, for example\n{examples}\n"
+            f"exist in the package's modules, for example\n{examples}\n"
             f"Regenerate it (needs valgrind; several minutes) and commit it: .venv/bin/python deploy/order-file.py")
-    print(f"{os.path.relpath(script, REPO)}: all {len(entries) - runtime} sections it names from the gateway's modules exist")
+    print(f"{os.path.relpath(script, REPO)}: every section it names from the package's modules exists ({len(entries) - runtime} of {len(entries)} named exist)")
 
 
 def main() -> None:
