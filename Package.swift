@@ -56,7 +56,7 @@ let package = Package(
         // MetaWear boards over a GATT link, and their supervision: initialisation, streaming, gaps.
         .target(
             name: "Sensors",
-            dependencies: ["MetaWear", "Capture", "BLEHost", "BluetoothWire", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["MetaWear", "Capture", "BLEHost", "BluetoothWire", "PosixThreads", .product(name: "Logging", package: "swift-log")],
             swiftSettings: dataPlane
         ),
         // SQLite's C API (apt: libsqlite3-dev), which GyroStore wraps.
@@ -175,8 +175,8 @@ let package = Package(
         .testTarget(name: "MetaWearTests", dependencies: ["MetaWear"]),
         // The emulated MetaWear (Tests/Peers) as a child process, for the tests that drive it.
         .target(name: "PeerSupport", path: "Tests/PeerSupport"),
-        .testTarget(name: "SensorsTests", dependencies: ["Sensors", "MetaWear", "Capture", "GyroStore", "BLEHost", "TestSupport", "PeerSupport"]),
-        .testTarget(name: "BLEHostTests", dependencies: ["BLEHost", "BluetoothWire", "CHCISocket", "HCI", "GAP", "L2CAP", "ATT", "MetaWear", "PeerSupport",
+        .testTarget(name: "SensorsTests", dependencies: ["Sensors", "PosixThreads", "MetaWear", "Capture", "GyroStore", "BLEHost", "TestSupport", "PeerSupport"]),
+        .testTarget(name: "BLEHostTests", dependencies: ["BLEHost", "PosixThreads", "BluetoothWire", "CHCISocket", "HCI", "GAP", "L2CAP", "ATT", "MetaWear", "PeerSupport",
                                                          .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "GatewayConfigTests", dependencies: ["GatewayConfig", "ZoneInfo"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),

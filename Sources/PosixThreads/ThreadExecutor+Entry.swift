@@ -1,15 +1,13 @@
-import HCI
-
-extension DataPlaneLoop {
-    /// A call into `A`'s isolation for a callback that runs on this loop's thread (a transport's
-    /// reader, a notification subscriber): made once when the callback is installed, then called
+extension ThreadExecutor {
+    /// A call into `A`'s isolation for a callback that runs on this executor's thread (a
+    /// transport's reader, a notification subscriber): made once when the callback is installed, then called
     /// once per packet.
     ///
     /// Why not `Actor.assumeIsolated` per packet: it wraps its closure with
     /// `withoutActuallyEscaping`, which allocates a context on every call, two allocations per
-    /// actor a notification passes through. This does the same check (the caller is on the loop,
+    /// actor a notification passes through. This does the same check (the caller is on the thread,
     /// which is `A`'s executor) and the same reinterpretation of the isolated parameter, on a
-    /// closure made once. `A` must run on this loop (its `unownedExecutor` is the loop's).
+    /// closure made once. `A` must run on this executor (its `unownedExecutor` is this one's).
     @inlinable
     public func entry<A: Actor, Argument>(into _: A.Type,
                                           _ body: @escaping @Sendable (isolated A, Argument) -> Void)
@@ -25,23 +23,10 @@ extension DataPlaneLoop {
     }
 }
 
-extension DataPlaneLoop {
-    /// ``entry(into:_:)`` for a transport's packets, with the argument's type spelled out: a
-    /// generic argument is passed indirectly, so each call through the generic entry converts
-    /// to that convention and back (two reabstraction thunks per packet).
-    @inlinable
-    public func entry<A: Actor>(into _: A.Type, _ body: @escaping @Sendable (isolated A, H4Packet) -> Void)
-        -> @Sendable (A, H4Packet) -> Void
-    {
-        let call = unsafeBitCast(body, to: (@Sendable (A, H4Packet) -> Void).self)
-        return { [self] actor, packet in
-            checkIsolated()
-            call(actor, packet)
-        }
-    }
-
+extension ThreadExecutor {
     /// ``entry(into:_:)`` for a characteristic's values, with the argument's type spelled out
-    /// (see the one for packets).
+    /// (a generic argument is passed indirectly, so each call through the generic entry
+    /// converts to that convention and back: two reabstraction thunks).
     @inlinable
     public func entry<A: Actor>(into _: A.Type, _ body: @escaping @Sendable (isolated A, ArraySlice<UInt8>) -> Void)
         -> @Sendable (A, ArraySlice<UInt8>) -> Void
