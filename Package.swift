@@ -24,6 +24,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // A plugin only (`swift package generate-documentation`, Tests/run-tests.sh builds the
+        // documentation with warnings as errors): nothing of it is linked into a product.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // JSON documents as values (parse, build, write) on FoundationEssentials alone.

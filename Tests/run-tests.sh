@@ -57,6 +57,32 @@ if ldd .build/debug/gyrogate | grep -E 'libbluetooth'; then
     echo "gyrogate links libbluetooth (GPL): use only its headers' structures and constants"; exit 1
 fi
 
+# The library targets' documentation (DocC, through swift-docc-plugin), with warnings as errors:
+# a reference to a symbol that no longer exists, or a parameter left out of a documented list,
+# fails here. Uses the debug build above; bounded by a timeout.
+echo "== documentation (DocC), warnings as errors"
+if ! command -v docc >/dev/null 2>&1 && ! [ -x "$(dirname "$(command -v swift)")/docc" ]; then
+    echo "SKIPPED: no docc in this Swift toolchain (it ships with swift.org's Linux toolchains)"
+else
+    docc_targets=()
+    for dir in Sources/*/; do
+        target=$(basename "$dir")
+        [ "$target" = gyrogate ] && continue  # the executable: argument parsing and wiring only
+        [ -n "$(find "$dir" -name '*.swift' -print -quit)" ] && docc_targets+=(--target "$target")
+    done
+    docc_log=$(mktemp)
+    timeout 900 swift package generate-documentation "${docc_targets[@]}" --warnings-as-errors >"$docc_log" 2>&1
+    docc=$?
+    if [ "$docc" != 0 ]; then
+        grep -vE '^\[[0-9]+/[0-9]+\]' "$docc_log" | grep -A12 -E '^(error|warning):' | head -120
+        [ "$docc" = 124 ] && echo "the documentation build timed out (900 s)"
+        echo "DocC warnings or errors (above): fix the references, then run: swift package generate-documentation ${docc_targets[*]} --warnings-as-errors"
+        exit 1
+    fi
+    echo "documentation of $(( ${#docc_targets[@]} / 2 )) targets built without warnings"
+    rm -f "$docc_log"
+fi
+
 echo "== running tests"
 # XCTest only: the suite has no Swift Testing tests, and their empty summary would be the last line.
 xctest_log=$(mktemp)
