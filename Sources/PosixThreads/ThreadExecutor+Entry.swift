@@ -4,10 +4,13 @@ extension ThreadExecutor {
     /// once per packet.
     ///
     /// Why not `Actor.assumeIsolated` per packet: it wraps its closure with
-    /// `withoutActuallyEscaping`, which allocates a context on every call, two allocations per
-    /// actor a notification passes through. This does the same check (the caller is on the thread,
-    /// which is `A`'s executor) and the same reinterpretation of the isolated parameter, on a
-    /// closure made once. `A` must run on this executor (its `unownedExecutor` is this one's).
+    /// `withoutActuallyEscaping`, which allocates on every call, and its executor check, called
+    /// from a descriptor's handler (outside any job), takes the runtime's slow path (is the main
+    /// executor current, then this executor's `isIsolatingCurrentContext`), several times the
+    /// rest of an actor's share of a notification (docs/benchmarks.md, "Entering the actors").
+    /// This does the same check (the caller is on the thread, which is `A`'s executor) and the
+    /// same reinterpretation of the isolated parameter, on a closure made once. `A` must run on
+    /// this executor (its `unownedExecutor` is this one's).
     @inlinable
     public func entry<A: Actor, Argument>(into _: A.Type,
                                           _ body: @escaping @Sendable (isolated A, Argument) -> Void)
