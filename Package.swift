@@ -24,6 +24,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // A plugin only (`swift package generate-documentation`, Tests/run-tests.sh builds the
+        // documentation with warnings as errors): nothing of it is linked into a product.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // JSON documents as values (parse, build, write) on FoundationEssentials alone.
@@ -56,7 +59,7 @@ let package = Package(
         // MetaWear boards over a GATT link, and their supervision: initialisation, streaming, gaps.
         .target(
             name: "Sensors",
-            dependencies: ["MetaWear", "Capture", "BLEHost", "BluetoothWire", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["MetaWear", "Capture", "BLEHost", "BluetoothWire", "PosixThreads", .product(name: "Logging", package: "swift-log")],
             swiftSettings: dataPlane
         ),
         // SQLite's C API (apt: libsqlite3-dev), which GyroStore wraps.
@@ -175,8 +178,8 @@ let package = Package(
         .testTarget(name: "MetaWearTests", dependencies: ["MetaWear"]),
         // The emulated MetaWear (Tests/Peers) as a child process, for the tests that drive it.
         .target(name: "PeerSupport", path: "Tests/PeerSupport"),
-        .testTarget(name: "SensorsTests", dependencies: ["Sensors", "MetaWear", "Capture", "GyroStore", "BLEHost", "TestSupport", "PeerSupport"]),
-        .testTarget(name: "BLEHostTests", dependencies: ["BLEHost", "BluetoothWire", "CHCISocket", "HCI", "GAP", "L2CAP", "ATT", "MetaWear", "PeerSupport",
+        .testTarget(name: "SensorsTests", dependencies: ["Sensors", "PosixThreads", "MetaWear", "Capture", "GyroStore", "BLEHost", "TestSupport", "PeerSupport"]),
+        .testTarget(name: "BLEHostTests", dependencies: ["BLEHost", "PosixThreads", "BluetoothWire", "CHCISocket", "HCI", "GAP", "L2CAP", "ATT", "MetaWear", "PeerSupport",
                                                          .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "GatewayConfigTests", dependencies: ["GatewayConfig", "ZoneInfo"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),

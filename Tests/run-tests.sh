@@ -57,6 +57,32 @@ if ldd .build/debug/gyrogate | grep -E 'libbluetooth'; then
     echo "gyrogate links libbluetooth (GPL): use only its headers' structures and constants"; exit 1
 fi
 
+# The library targets' documentation (DocC, through swift-docc-plugin), with warnings as errors:
+# a reference to a symbol that no longer exists, or a parameter left out of a documented list,
+# fails here. Uses the debug build above; bounded by a timeout.
+echo "== documentation (DocC), warnings as errors"
+if ! command -v docc >/dev/null 2>&1 && ! [ -x "$(dirname "$(command -v swift)")/docc" ]; then
+    echo "SKIPPED: no docc in this Swift toolchain (it ships with swift.org's Linux toolchains)"
+else
+    docc_targets=()
+    for dir in Sources/*/; do
+        target=$(basename "$dir")
+        [ "$target" = gyrogate ] && continue  # the executable: argument parsing and wiring only
+        [ -n "$(find "$dir" -name '*.swift' -print -quit)" ] && docc_targets+=(--target "$target")
+    done
+    docc_log=$(mktemp)
+    timeout 900 swift package generate-documentation "${docc_targets[@]}" --warnings-as-errors >"$docc_log" 2>&1
+    docc=$?
+    if [ "$docc" != 0 ]; then
+        grep -vE '^\[[0-9]+/[0-9]+\]' "$docc_log" | grep -A12 -E '^(error|warning):' | head -120
+        [ "$docc" = 124 ] && echo "the documentation build timed out (900 s)"
+        echo "DocC warnings or errors (above): fix the references, then run: swift package generate-documentation ${docc_targets[*]} --warnings-as-errors"
+        exit 1
+    fi
+    echo "documentation of $(( ${#docc_targets[@]} / 2 )) targets built without warnings"
+    rm -f "$docc_log"
+fi
+
 echo "== running tests"
 # XCTest only: the suite has no Swift Testing tests, and their empty summary would be the last line.
 swift test --skip-build --disable-swift-testing 2>&1 | grep -vE "^Test Case '.*' (started|passed)"
@@ -108,6 +134,18 @@ echo "== the demo (deploy/demo.sh), headless"
 echo "== the Debian packages: build, lintian, install/upgrade/purge, streaming (arm64 under qemu)"
 bash Tests/Deploy/test_package.sh || exit 1
 
+# deploy/gyrogate.ld is a profile of the code (deploy/order-file.py): a function it names that no
+# longer exists means the shipped layout fell behind. The check relinks the amd64 package's
+# release build just made (when its copy of the sources is this tree's), else builds its own.
+echo "== deploy/gyrogate.ld names code that exists"
+package_cache=${GYROGATE_PACKAGE_CACHE:-/var/cache/gyrogate-package}
+if [ -d "$package_cache/amd64/scratch" ] && diff -rq Sources "$package_cache/amd64/src/Sources" >/dev/null 2>&1 \
+    && cmp -s deploy/gyrogate.ld "$package_cache/amd64/src/deploy/gyrogate.ld" \
+    && cmp -s deploy/order-file.py "$package_cache/amd64/src/deploy/order-file.py"; then
+    (cd "$package_cache/amd64/src" && timeout 900 python3 deploy/order-file.py --check --scratch-path "$package_cache/amd64/scratch") || exit 1
+else
+    timeout 1800 python3 deploy/order-file.py --check || exit 1
+fi
 # The live view in a real browser: Debian's chromium headless, driven by Selenium, against three
 # emulated sensors and mosquitto; it refreshes docs/liveview-*.png. A machine where chromium or
 # Selenium cannot be installed skips it and says why (the test prints SKIPPED), without failing.

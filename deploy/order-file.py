@@ -2,6 +2,7 @@
 """Writes deploy/gyrogate.ld: the code a running gateway executes, hottest first, as a linker script.
 
     .venv/bin/python deploy/order-file.py [--output deploy/gyrogate.ld] [--keep-temp]
+    .venv/bin/python deploy/order-file.py --check   (Tests/run-tests.sh: is the script behind the code?)
 
 deploy/release-build.sh links the shipped binary with it (lld, one section per function), so
 that the code that runs sits together and the rest of the binary is never mapped in. Run it
@@ -46,14 +47,15 @@ def die(message: str) -> None:
     sys.exit(f"deploy/order-file.py: error: {message}")
 
 
-def build(scratch: str, link_map: str) -> str:
-    command = ["bash", os.path.join(HERE, "release-build.sh"), "--unordered", "--symbols", "--scratch-path", scratch]
+def build(scratch: str, link_map: str, ordered: bool = False) -> str:
+    layout = [] if ordered else ["--unordered", "--symbols"]
+    command = ["bash", os.path.join(HERE, "release-build.sh"), *layout, "--scratch-path", scratch]
     bin_dir = subprocess.run(command + ["--show-bin-path"], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
     binary = os.path.join(bin_dir, "gyrogate")
     if os.path.exists(binary):
         os.remove(binary)  # the map is written only when the binary is linked
     if subprocess.run(command + ["-Xlinker", f"-Map={link_map}"], cwd=REPO).returncode != 0:
-        die("the unordered release build failed (above)")
+        die(f"the {'ordered' if ordered else 'unordered'} release build failed (above)")
     return binary
 
 
@@ -158,12 +160,55 @@ def file_pattern(path: str) -> str:
     return "*" + "/".join(path.split("/")[-2:])
 
 
+def listed(script: str) -> list[tuple[str, str]]:
+    """(file pattern, section) of every input section a script written by this program names."""
+    entries = []
+    with open(script) as f:
+        for line in f:
+            m = re.match(r'\s*(\*\S+?)\("([^"]+)"\)$', line.rstrip("\n"))
+            if m:
+                entries.append((m.group(1), m.group(2)))
+    return entries
+
+
+def check(script: str, scratch: str) -> None:
+    """Fails when the script names code sections of the gateway's own modules that the current
+    code no longer has. A profile is not reproducible to the byte (instruction counts follow
+    timing), so the check compares names, not the file: a renamed, moved or removed function
+    that the profile saw executing means the layout is behind the code."""
+    tmp = tempfile.mkdtemp(prefix="gyrogate-order-check-")
+    link_map = os.path.join(tmp, "gyrogate.map")
+    build(scratch, link_map, ordered=True)
+    present = {(file_pattern(path), section) for _, _, path, section in input_sections(link_map)}
+    shutil.rmtree(tmp, ignore_errors=True)
+    entries = listed(script)
+    if not entries:
+        die(f"{script} names no sections: is it a script this program wrote?")
+    stale = [entry for entry in entries if entry not in present]
+    own = [entry for entry in stale if ".build/" in entry[0]]
+    runtime = len(stale) - len(own)
+    if runtime:
+        # The Swift runtime's and the C libraries' sections follow the toolchain, not this code.
+        print(f"{script}: {runtime} sections of the toolchain's libraries are not in this build (another Swift version?)")
+    if own:
+        examples = "\n".join(f"    {pattern}(\"{section}\")" for pattern, section in own[:5])
+        die(f"{os.path.relpath(script, REPO)} is behind the code: {len(own)} of the {len(entries)} sections it names no longer "
+            f"exist in the package's modules, for example\n{examples}\n"
+            f"Regenerate it (needs valgrind; several minutes) and commit it: .venv/bin/python deploy/order-file.py")
+    print(f"{os.path.relpath(script, REPO)}: every section it names from the package's modules exists ({len(entries) - runtime} of {len(entries)} named exist)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--output", default=os.path.join(HERE, "gyrogate.ld"))
     parser.add_argument("--scratch-path", default=os.path.join(REPO, ".build-orderfile"))
     parser.add_argument("--keep-temp", action="store_true")
+    parser.add_argument("--check", action="store_true",
+                        help="do not profile: build as shipped and fail if the script names code that no longer exists")
     args = parser.parse_args()
+    if args.check:
+        check(args.output, args.scratch_path)
+        return
     if not shutil.which("valgrind"):
         die("valgrind not found (apt-get install valgrind)")
     python = os.path.join(REPO, ".venv", "bin", "python")

@@ -5,7 +5,7 @@ import BluetoothWire
 public protocol ATTPDUParameters: Sendable, Equatable {
     static var opcode: ATTOpcode { get }
 
-    /// Reads the parameters; ``ATTPDU/init(decoding:)`` checks that nothing is left over.
+    /// Reads the parameters; ``ATTPDU/init(decoding:)-(ArraySlice<UInt8>)`` checks that nothing is left over.
     init(parameters reader: inout ByteReader) throws(WireError)
 
     func writeParameters(to writer: inout ByteWriter)

@@ -1,3 +1,5 @@
+import PosixThreads
+
 extension BLEHost {
     /// Calls `body` on the host once `delay` has passed, from a timer of the data plane's loop;
     /// returns the alarm that cancels it.
@@ -7,7 +9,7 @@ extension BLEHost {
     /// to this loop. The loop's timer fires on the thread that owns the host, at a wake-up the
     /// loop makes anyway when `delay / 16` allows.
     @discardableResult
-    func after(_ delay: Duration, _ body: @escaping @Sendable (isolated BLEHost) -> Void) -> DataPlaneLoop.Alarm {
+    func after(_ delay: Duration, _ body: @escaping @Sendable (isolated BLEHost) -> Void) -> ThreadExecutor.Alarm {
         let loop = transport.loop
         let alarm = loop.makeAlarm()
         loop.schedule(after: delay.seconds, tolerance: delay.seconds / 16, alarm: alarm) { [weak self] in
@@ -16,7 +18,7 @@ extension BLEHost {
         return alarm
     }
 
-    func cancelTimer(_ alarm: DataPlaneLoop.Alarm) {
+    func cancelTimer(_ alarm: ThreadExecutor.Alarm) {
         transport.loop.cancel(alarm)
     }
 }

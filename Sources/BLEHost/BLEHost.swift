@@ -4,20 +4,21 @@ import GAP
 import HCI
 import L2CAP
 import Logging
+import PosixThreads
 
 /// The LE host (central role): owns one controller through an ``HCITransport``.
 ///
 /// Design overview. One actor per controller holds every piece of protocol state; everything
 /// that reacts to the controller runs synchronously inside it, in packet order. The actor runs
-/// on its transport's ``DataPlaneLoop``:
+/// on its transport's `ThreadExecutor`:
 /// - the loop's thread reads and frames packets and calls the dispatch (`BLEHost+Dispatch`)
 ///   directly, with no task or queue in between;
-/// - commands go through ``CommandFlow`` (credits, per-command deadlines: a controller that
+/// - commands go through `CommandFlow` (credits, per-command deadlines: a controller that
 ///   never answers fails the command with ``BLEHostError/commandTimeout(opcode:after:)``);
-/// - outgoing ACL goes through ``ACLCredits`` and never exceeds the controller's buffers;
+/// - outgoing ACL goes through `ACLCredits` and never exceeds the controller's buffers;
 ///   L2CAP frames are fragmented to the controller's buffer size (`BLEHost+ACL`);
 /// - incoming ACL is reassembled per connection and routed by CID: ATT to the link's
-///   ``ATTBearer`` (no actor hop: notifications are the hot path), LE signalling here;
+///   `ATTBearer` (no actor hop: notifications are the hot path), LE signalling here;
 /// - packets to the controller are written on the same thread, in order (short writes: an
 ///   HCI packet is a few hundred bytes at most).
 ///

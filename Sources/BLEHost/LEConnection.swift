@@ -1,5 +1,6 @@
 import BluetoothWire
 import HCI
+import PosixThreads
 
 /// One LE link in the central role: its handle, peer, GATT client and connection parameters.
 ///
@@ -13,7 +14,7 @@ public actor LEConnection {
     public nonisolated let peerAddressType: BluetoothAddressType
     public nonisolated let gatt: GATTClient
     /// The thread on which the link's packets, and so its notifications, are handled.
-    public nonisolated let loop: DataPlaneLoop
+    public nonisolated let loop: ThreadExecutor
     nonisolated let link: LinkState
     private weak var host: BLEHost?
 

@@ -10,7 +10,7 @@ extension CaptureEngine {
     }
 
     /// Fills the device's recorded gaps of `stream` with samples from the board's log
-    /// (time-ordered, stamped on the host clock), as ``GyroStore/backfill(device:stream:samples:sessionDocuments:chunkDocument:)``
+    /// (time-ordered, stamped on the host clock), as `GyroStore.backfill(device:stream:samples:sessionDocuments:chunkDocument:)`
     /// describes. When this returns, they are on disk.
     ///
     /// With the commit lock held: a stream's open chunk that lists a gap is closed first (its

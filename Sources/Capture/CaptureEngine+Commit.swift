@@ -119,7 +119,7 @@ extension CaptureEngine {
     /// the first uncommitted samples come in. With nothing pending it sleeps without a deadline,
     /// so an idle gateway does not wake every commit interval. While samples stream, the
     /// feed's wake-up is off and the alarm is set one interval after each commit instead
-    /// (``earlyCommit``).
+    /// (`earlyCommit`).
     ///
     /// The writer's thread is also the task's executor preference: a wake-up resumes the stream's
     /// consumer on that thread, not on the global executor (a dispatch worker that would then

@@ -10,7 +10,7 @@ import MetaWear
 /// or, from the sensors' data plane, through ``feed``, which the committer takes in at every
 /// wake-up (``ingestFeed()``); a commit (one store transaction) happens when a chunk fills, when the
 /// oldest uncommitted sample is `commitInterval` old (while samples stream, up to a quarter of
-/// it earlier: ``earlyCommit``), and at every session start and stop.
+/// it earlier: `earlyCommit`), and at every session start and stop.
 /// While `run()` runs, it is the committer: a full chunk is committed there while the producer
 /// goes on filling the next one (the data plane fills, the writer's thread renders and
 /// writes); a producer that gets two full chunks ahead waits for the commit. Without `run()`, `append`
@@ -19,7 +19,7 @@ import MetaWear
 /// the next one. A failed commit is kept and retried first in the next
 /// one, so nothing handed to the engine is dropped by a transient store error.
 ///
-/// The engine runs on the store writer's thread (``GyroStore/writerExecutor``): a commit is a
+/// The engine runs on the store writer's thread (`GyroStore.writerExecutor`): a commit is a
 /// synchronous call on the thread that owns the writer connection, and the committer's alarms
 /// are that thread's timers, so a commit wakes one thread, not a dispatch worker, the writer
 /// and a worker again. Rendering a full chunk runs there too, between writes.

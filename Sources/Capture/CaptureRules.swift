@@ -16,7 +16,7 @@ public struct CaptureRules: Sendable {
     public var fullBufferSamples: Int
     /// Devices (upper case) whose every gap starts a new chunk: a backfill can fill a gap with new
     /// chunks of its own, before that chunk's samples and after the previous chunk's, when the
-    /// gap's chunk has no room (``GyroStore/backfill(device:stream:samples:chunkSize:sessionDocuments:chunkDocument:newChunk:newChunkDocument:)``).
+    /// gap's chunk has no room (`GyroStore.backfill(device:stream:samples:chunkSize:sessionDocuments:chunkDocument:newChunk:newChunkDocument:)`).
     public var newChunkAtGap: Set<String> = []
 
     public init(chunkSize: Int = 2000, commitInterval: Duration = .seconds(1), autoStart: Bool = true,

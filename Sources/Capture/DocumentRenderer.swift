@@ -7,7 +7,7 @@ import GyroStore
 ///   (accelerometer chunk ids), `device`, `start`, `end` (epoch ms), `samples`, `expected`, `gaps`.
 ///   A gap is `{stream, from, to, from_index, to_index, missing, reason}`; `reason` is the
 ///   producer's (`notReceived`, `silent`, `disconnected (…)`, …) or `storeFull` for samples
-///   retention evicted before they were published (``GapReason/storeFull``).
+///   retention evicted before they were published (`GapReason.storeFull`).
 /// - `realtime_data/{uuid}`: `user_id`, `device`, `record`, `seq`, `sensor`, `odr_hz`,
 ///   `range_dps` (or `range_g`), `start`, `end`, `gaps`, `data`. Accelerometer points go to
 ///   sibling chunks with `sensor: "accelerometer"` and `ax`/`ay`/`az` in g, because the two

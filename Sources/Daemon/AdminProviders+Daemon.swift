@@ -4,6 +4,7 @@ import FoundationEssentials
 import MQTTPublisher
 import Sensors
 import ZoneInfo
+import PosixThreads
 
 extension AdminProviders {
     /// The admin API's view of the modules it does not import: the MQTT publisher (state with
@@ -21,7 +22,7 @@ extension AdminProviders {
             bluetoothStatus: {
                 let sensors = await sensors.status()
                 let streaming = sensors.filter { $0.state == .streaming }.count
-                let interval = DataPlaneLoop.shared.readInterval
+                let interval = ThreadExecutor.dataPlane.readInterval
                 let reads = interval > 0 ? "; reads batched every \(Int(interval * 1000)) ms" : ""
                 return BluetoothStatus(
                     controller: "\(transport): \(await controller.state); \(streaming) of \(sensors.count) sensors streaming\(reads)",

@@ -16,7 +16,7 @@ public struct GatewayDaemon: Sendable {
     public let store: GyroStore
     public let capture: CaptureEngine
     public let publisher: MQTTPublisher
-    /// The sensors and their supervisors; ``SensorFleet/status()`` is the per-sensor status.
+    /// The sensors and their supervisors; `SensorFleet.status()` is the per-sensor status.
     public let sensors: SensorFleet
     let controller = ControllerMonitor()
     let logger: Logger

@@ -6,6 +6,7 @@ import Sensors
 import ServiceLifecycle
 import Synchronization
 import WebView
+import PosixThreads
 
 extension GatewayDaemon {
     /// The live view when `web` is configured: its tap on the capture feed and its listener.
@@ -45,7 +46,7 @@ final class FleetTicks: LiveSensorTicks {
     let tick: @Sendable ([LiveSensor]) -> Void
     private struct State {
         /// The pending timer's alarm: a fired alarm is over, so each tick arms a new one.
-        var alarm: DataPlaneLoop.Alarm?
+        var alarm: ThreadExecutor.Alarm?
         var stopped = false
     }
 
@@ -60,7 +61,7 @@ final class FleetTicks: LiveSensorTicks {
 
     func arm(after seconds: Double, tolerance: Double) {
         let loop = fleet.loop
-        guard let next = state.withLock({ state -> DataPlaneLoop.Alarm? in
+        guard let next = state.withLock({ state -> ThreadExecutor.Alarm? in
             guard !state.stopped else { return nil }
             state.alarm = loop.makeAlarm()
             return state.alarm

@@ -3,7 +3,7 @@ import PosixThreads
 extension GyroStore {
     /// The writer's thread. An actor whose `unownedExecutor` is this one runs on that thread:
     /// its writes (``commit(_:)``, ``acknowledge(_:)``) are then synchronous calls, with no
-    /// thread to wake and none to come back to, and its timers (``ThreadExecutor/schedule(at:_:)``)
+    /// thread to wake and none to come back to, and its timers (`ThreadExecutor.schedule(at:_:)`)
     /// ring there.
     public var writerExecutor: ThreadExecutor { writer.executor }
 

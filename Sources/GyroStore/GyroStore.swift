@@ -16,7 +16,7 @@ import Darwin
 /// keeps the number of fsyncs low.
 ///
 /// Connections: one writer, on a thread of its own, takes every write in turn; reads go to
-/// read-only connections on threads of their own (``ReaderPool``), each reading a snapshot
+/// read-only connections on threads of their own (`ReaderPool`), each reading a snapshot
 /// while the writer commits. An in-memory store has the writer only, which also reads.
 ///
 /// A file that SQLite reports as corrupt is moved aside (never deleted) as

@@ -3,7 +3,7 @@ public struct H4Packet: Equatable, Sendable {
     /// The packet indicator.
     public let type: HCIPacketType
     /// The packet without its indicator: header and payload, as the per-type decoders
-    /// (``HCIEvent/init(decoding:)``, ``ACLPacket/init(decoding:)``) expect.
+    /// (``HCIEvent/init(decoding:)-(ArraySlice<UInt8>)``, ``ACLPacket/init(decoding:)-(ArraySlice<UInt8>)``) expect.
     ///
     /// A slice of the framer's buffer, so its indices need not start at zero; read it with a
     /// `ByteReader`. Holding it past the framer's next `append` costs one copy of the buffer.

@@ -18,6 +18,7 @@ public enum DetachedThread {
 
     /// Starts `body` on a new detached thread; false when the system refuses one (EAGAIN).
     /// - parameter name: shown by `top -H` and in core dumps; Linux keeps the first 15 bytes.
+    /// - parameter body: what the thread runs; the thread ends when it returns.
     @discardableResult
     public static func start(name: String? = nil, _ body: @escaping @Sendable () -> Void) -> Bool {
         let start = Unmanaged.passRetained(Start(name: name, body: body))

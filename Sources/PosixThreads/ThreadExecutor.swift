@@ -3,18 +3,31 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import Synchronization
 
-/// A serial executor that is one thread of its own, with timers that ring on that thread.
+/// A serial executor that is one thread of its own: it runs its actors' jobs, its timers, and the
+/// handlers of the descriptors registered with it, one at a time, on that thread.
 ///
 /// Why a thread rather than the global executor: its jobs may block (a SQLite commit waits for
 /// fsync, a retention pass can take seconds on a full disk) and must not hold one of the few
 /// threads of Swift's cooperative pool. Actors that share it (their `unownedExecutor`) call one
 /// another synchronously, without a hop, and whatever wakes one of them wakes this thread only.
 ///
-/// Why timers of its own: a task that sleeps (`Task.sleep`) arms a dispatch timer, so every
-/// alarm costs a wake-up of libdispatch's manager thread and one of a pool thread before the
-/// sleeper's actor runs. Here the thread waits on its condition until the next deadline and
-/// runs the alarm's action itself.
+/// Why it also reads descriptors: the data plane's thread is the reader of the HCI transports
+/// and the executor of every actor on a notification's way (the BLE host, the MetaWear boards,
+/// their supervisors). A notification is framed, reassembled, parsed, decoded, timestamped and
+/// gap-checked by synchronous calls on the thread that read it, with no task hop, no thread
+/// wake-up and no queue in between; control work on the same actors (connects, GATT requests,
+/// timers) arrives as ordinary jobs on the same thread, so packet handling and control never race.
+/// A swift-nio event loop is built the same way; NIO's bootstraps do not take the Bluetooth
+/// socket or a tty, so this is the smallest loop that does. Nothing run on the data plane may
+/// block for long: SQLite commits and MQTT happen on another executor of this type.
+///
+/// Why timers of its own (``schedule(after:tolerance:alarm:_:)``): a task that sleeps
+/// (`Task.sleep`) arms a dispatch timer, so every alarm costs a wake-up of libdispatch's manager
+/// thread and one of a pool thread before the sleeper's actor runs. Here the thread sleeps in
+/// `poll` until the next deadline and runs the timer itself, at a wake-up it makes anyway when
+/// the timer's tolerance allows.
 ///
 /// Why a task executor too: a task that prefers it (`withTaskExecutorPreference`) is resumed
 /// here when a continuation it waits on is resumed (an `AsyncStream` it consumes, say). Without
@@ -22,24 +35,69 @@ import Musl
 /// dispatch worker back to this thread: two wake-ups instead of one, or none when the resume
 /// happens on this thread.
 public final class ThreadExecutor: SerialExecutor, TaskExecutor, Sendable {
-    public enum StartError: Error, Sendable {
+    public enum StartError: Error, Sendable, CustomStringConvertible {
         /// `pthread_create` refused (its error code, EAGAIN when the system has no thread to give).
         case noThread(code: Int32)
+        /// The wake-up pipe could not be made (errno; EMFILE when the process is out of descriptors).
+        case noPipe(code: Int32)
+
+        public var description: String {
+            switch self {
+            case let .noThread(code): "the executor's thread could not be created (pthread_create: \(code)); raise the process's thread limit"
+            case let .noPipe(code): "the executor's wake-up pipe could not be created (errno \(code)); raise the descriptor limit"
+            }
+        }
     }
 
-    /// A scheduled action, to cancel it.
-    public struct Alarm: Sendable, Hashable {
-        fileprivate let id: UInt64
+    /// Called on the thread when a registered descriptor is readable (or hung up).
+    public typealias ReadableHandler = @Sendable () -> Void
+
+    enum Work {
+        case job(UnownedJob)
+        case closure(@Sendable () -> Void)
     }
 
-    private let queue: JobQueue
-    private let thread: pthread_t
+    struct Registration {
+        var descriptor: Int32
+        var handler: ReadableHandler
+        /// `O_NONBLOCK` when registered: its handler may be called when nothing is there.
+        var nonblocking: Bool
+    }
 
+    struct State {
+        var queue: [Work] = []
+        var sleeping = false
+        var stopping = false
+        var registrations: [UInt64: Registration] = [:]
+        var nextRegistration: UInt64 = 0
+        /// Bumped on every change of `registrations`, so the thread rebuilds its poll set.
+        var generation: UInt64 = 0
+        var timers = LoopTimers()
+        var pacing = ReadPacing()
+    }
+
+    /// A pthread mutex rather than `Synchronization.Mutex`: ThreadSanitizer sees it (LockedState).
+    let state = LockedState(State())
+    let wakeRead: Int32
+    let wakeWrite: Int32
+    let threadID = Atomic<UInt>(0)
+    let readNumber = Atomic<UInt64>(0)
+    /// The joinable thread, for ``stop()``.
+    private let handle = LockedState<pthread_t?>(nil)
+
+    /// Starts the thread; it runs until ``stop()``.
     /// - parameter name: the thread's name (Linux keeps the first 15 bytes).
     public init(name: String) throws(StartError) {
-        let queue = JobQueue()
-        self.queue = queue
-        let body = Unmanaged.passRetained(ThreadBody(queue: queue, name: name))
+        var fds: [Int32] = [-1, -1]
+        // `pipe2` needs _GNU_SOURCE, which Glibc's module lacks: the flags are set after.
+        guard pipe(&fds) == 0 else { throw .noPipe(code: errno) }
+        for fd in fds {
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        }
+        wakeRead = fds[0]
+        wakeWrite = fds[1]
+        let body = Unmanaged.passRetained(ThreadBody(executor: self, name: name))
         var thread = pthread_t()
         let code = pthread_create(&thread, nil, { argument in
             Unmanaged<ThreadBody>.fromOpaque(argument!).takeRetainedValue().start()
@@ -49,12 +107,19 @@ public final class ThreadExecutor: SerialExecutor, TaskExecutor, Sendable {
             body.release()
             throw .noThread(code: code)
         }
-        self.thread = thread
-        queue.setExecutors(serial: asUnownedSerialExecutor(), task: asUnownedTaskExecutor())
+        handle.withLock { $0 = thread }
     }
 
+    deinit {
+        // Only once the thread has ended (it holds the executor while it runs): nothing writes now.
+        close(wakeRead)
+        close(wakeWrite)
+    }
+
+    // MARK: - Executor
+
     public func enqueue(_ job: consuming ExecutorJob) {
-        queue.submit(UnownedJob(job))
+        submit(.job(UnownedJob(job)))
     }
 
     public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
@@ -65,27 +130,48 @@ public final class ThreadExecutor: SerialExecutor, TaskExecutor, Sendable {
         UnownedTaskExecutor(ordinary: self)
     }
 
+    public func checkIsolated() {
+        precondition(isCurrent, "not on the executor's thread")
+    }
+
+    public func isIsolatingCurrentContext() -> Bool? { isCurrent }
+
     /// Whether the caller runs on this executor's thread.
-    private var isCurrent: Bool { pthread_equal(pthread_self(), thread) != 0 }
+    public var isCurrent: Bool { pthread_self() == threadID.load(ordering: .relaxed) }
 
-    /// Runs `action` on this thread once `deadline` has passed (never before it), unless
-    /// cancelled first. `action` runs outside any job, so it must not touch actor state: it
-    /// resumes or signals whoever waits (an `AsyncStream`'s continuation, say); a task that
-    /// prefers this executor then goes on here without waking another thread.
-    @discardableResult
-    public func schedule(at deadline: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> Alarm {
-        queue.schedule(at: deadline, action)
+    /// Numbers the thread's reads of its descriptors while their handlers run (0 outside them).
+    /// What one read brings arrived together: a receiver that stamps arrivals reads the clock
+    /// once per read (`MetaWearBoard`), not once per notification.
+    public var currentRead: UInt64 { readNumber.load(ordering: .relaxed) }
+
+    /// Runs `body` on the thread, after the work queued before it.
+    public func execute(_ body: @escaping @Sendable () -> Void) {
+        submit(.closure(body))
     }
 
-    /// Cancels `alarm` if it has not rung; its action will not run.
-    public func cancel(_ alarm: Alarm) {
-        queue.cancel(alarm)
+    func submit(_ work: Work) {
+        let wake = state.withLock { state -> Bool in
+            state.queue.append(work)
+            defer { state.sleeping = false }
+            return state.sleeping
+        }
+        if wake { self.wake() }
     }
 
-    /// Lets the queued jobs run, then ends the thread (alarms not yet due are dropped); waits
+    func wake() {
+        var byte: UInt8 = 1
+        _ = write(wakeWrite, &byte, 1)
+    }
+
+    /// Lets the queued jobs run, then ends the thread (timers not yet due are dropped); waits
     /// for that unless called on it.
     public func stop() {
-        queue.stop()
+        state.withLock { $0.stopping = true }
+        wake()
+        guard let thread = handle.withLock({ state -> pthread_t? in
+            defer { state = nil }
+            return state
+        }) else { return }
         if isCurrent {
             pthread_detach(thread)
         } else {
@@ -94,115 +180,25 @@ public final class ThreadExecutor: SerialExecutor, TaskExecutor, Sendable {
     }
 }
 
-/// The jobs and alarms waiting for the executor's thread.
-///
-/// Unchecked Sendable: every stored property is only touched holding `condition`'s lock.
-private final class JobQueue: @unchecked Sendable {
-    private struct Timer {
-        let id: UInt64
-        let deadline: ContinuousClock.Instant
-        let action: @Sendable () -> Void
-    }
-
-    private let condition = PosixCondition()
-    private var jobs: [UnownedJob] = []
-    /// Few at a time (a committer's alarms, a publisher's timeouts): a list beats a heap.
-    private var timers: [Timer] = []
-    private var nextTimerId: UInt64 = 0
-    private var stopping = false
-    private var executors: (serial: UnownedSerialExecutor, task: UnownedTaskExecutor)?
-
-    private func locked<T>(_ body: () -> T) -> T {
-        condition.lock()
-        defer { condition.unlock() }
-        return body()
-    }
-
-    func setExecutors(serial: UnownedSerialExecutor, task: UnownedTaskExecutor) {
-        locked { executors = (serial, task) }
-    }
-
-    func submit(_ job: UnownedJob) {
-        locked {
-            jobs.append(job)
-            condition.broadcast()
-        }
-    }
-
-    func schedule(at deadline: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> ThreadExecutor.Alarm {
-        locked {
-            nextTimerId &+= 1
-            timers.append(Timer(id: nextTimerId, deadline: deadline, action: action))
-            // The thread may be waiting for a later deadline: it looks again. (No waiter, no system call.)
-            condition.broadcast()
-            return ThreadExecutor.Alarm(id: nextTimerId)
-        }
-    }
-
-    /// No wake-up: at worst the thread wakes at the cancelled deadline and finds nothing due.
-    func cancel(_ alarm: ThreadExecutor.Alarm) {
-        locked { timers.removeAll { $0.id == alarm.id } }
-    }
-
-    func stop() {
-        locked {
-            stopping = true
-            condition.broadcast()
-        }
-    }
-
-    /// The thread's loop: runs due alarms and jobs in order until stopped and drained.
-    func run() {
-        while true {
-            condition.lock()
-            while jobs.isEmpty && !stopping {
-                guard let next = timers.lazy.map(\.deadline).min() else {
-                    condition.wait()
-                    continue
-                }
-                let now = ContinuousClock.now
-                if next <= now { break }
-                _ = condition.wait(until: .after(now.duration(to: next)))
-            }
-            let batch = jobs
-            jobs.removeAll(keepingCapacity: true)
-            if stopping { timers.removeAll() }
-            // Also when jobs keep coming: a busy thread must not starve its alarms.
-            let due = timers.isEmpty ? [] : takeDue(ContinuousClock.now)
-            let executors = self.executors
-            condition.unlock()
-            guard let executors, !batch.isEmpty || !due.isEmpty else { return }
-            for action in due { action() }
-            // Every job runs as both: the thread runs one job at a time, so a task-executor job
-            // (nonisolated code of a task that prefers this thread) may call into the actors of
-            // this thread without a hop, as their own jobs may.
-            for job in batch { job.runSynchronously(isolatedTo: executors.serial, taskExecutor: executors.task) }
-        }
-    }
-
-    private func takeDue(_ now: ContinuousClock.Instant) -> [@Sendable () -> Void] {
-        var due: [@Sendable () -> Void] = []
-        timers.removeAll { timer in
-            guard timer.deadline <= now else { return false }
-            due.append(timer.action)
-            return true
-        }
-        return due
-    }
-}
-
-/// What the new thread runs: the queue's loop.
+/// What the new thread runs: the executor's loop. Holds the executor until the loop ends.
 private final class ThreadBody {
-    let queue: JobQueue
+    let executor: ThreadExecutor
     let name: String
 
-    init(queue: JobQueue, name: String) {
-        self.queue = queue
+    init(executor: ThreadExecutor, name: String) {
+        self.executor = executor
         self.name = name
     }
 
     func start() {
         DetachedThread.nameCurrentThread(name)
-        queue.run()
+        executor.run()
     }
+}
+
+/// CLOCK_MONOTONIC in nanoseconds, the timers' clock.
+func monotonicNanoseconds() -> UInt64 {
+    var spec = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &spec)
+    return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
 }

@@ -1,6 +1,7 @@
 import BLEHost
 import BluetoothWire
 import MetaWear
+import PosixThreads
 
 /// ``MetaWearLink`` over the gateway's own BLE host: an `LEConnection` and its `GATTClient`.
 ///
@@ -53,7 +54,7 @@ public final class GATTMetaWearLink: MetaWearLink {
         return BluetoothUUID(high: high, low: low)
     }
 
-    public var loop: DataPlaneLoop { connection.loop }
+    public var loop: ThreadExecutor { connection.loop }
 
     public func enableNotifications(receive: @escaping @Sendable (ArraySlice<UInt8>) -> Void,
                                     ended: @escaping @Sendable () -> Void) async throws {
@@ -80,7 +81,7 @@ public final class GATTMetaWearLink: MetaWearLink {
     public func waitForDisconnection() async -> String { "\(await connection.waitForLinkEnd())" }
 }
 
-/// Connects to MetaWear boards through a ``BLEHost``. The host runs one scan or connection
+/// Connects to MetaWear boards through a `BLEHost`. The host runs one scan or connection
 /// attempt at a time per controller; this adds the address type, learnt from a scan the first
 /// time an address is used.
 public actor BLEMetaWearConnector: MetaWearConnector {

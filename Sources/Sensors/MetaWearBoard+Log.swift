@@ -1,5 +1,6 @@
 import BLEHost
 import MetaWear
+import PosixThreads
 
 /// A finished log download: the samples put back together, and how many entries it covered (the
 /// count to remove from the board once they are stored).
@@ -20,7 +21,7 @@ struct LogDownloadState {
     var lastActivity: Double
     var waiter: CheckedContinuation<Void, any Error>?
     /// The loop's timer that checks for a stall (see `watchForStall`).
-    var stallAlarm: DataPlaneLoop.Alarm?
+    var stallAlarm: ThreadExecutor.Alarm?
     var done = false
     let keep: @Sendable (LogReassembler.Sample) -> Bool
 

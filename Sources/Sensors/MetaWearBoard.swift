@@ -1,6 +1,7 @@
 import BLEHost
 import Logging
 import MetaWear
+import PosixThreads
 
 /// One MetaWear over one link: initialisation, streaming and the notifications in between.
 ///
@@ -10,7 +11,7 @@ import MetaWear
 /// ``BoardOptions/responseTimeout``), then the reset sequence that clears streams, loggers,
 /// processors and events left by an earlier session or another client, and a barrier read.
 /// ``startStreaming()`` configures and starts the streams of ``StreamingPlan``; ``stopStreaming()``
-/// stops them in reverse. The board runs on its link's ``DataPlaneLoop``: each notification is
+/// stops them in reverse. The board runs on its link's `ThreadExecutor`: each notification is
 /// handled synchronously as the host reads it, and data notifications are passed on at once as
 /// ``BoardEvent/samples(_:_:arrival:)`` to the `onEvent` handler, in order. A stream the board kept running across a reconnect (it does: the link drop does not
 /// stop it) is told apart from the new one:
@@ -21,7 +22,7 @@ import MetaWear
 ///   reconnect: the kept and further notifications are passed on as its samples (the stream tracker
 ///   sees the time they were missing as a gap) until the barrier that follows the reset; otherwise
 ///   they are dropped. When none has arrived yet, one is awaited for a few notification periods
-///   before the reset (see ``awaitStaleSample(_:)``). Stale accelerometer data is always dropped.
+///   before the reset (see `awaitStaleSample(_:)`). Stale accelerometer data is always dropped.
 /// - ``BoardEvent/restarted(_:_:)`` then marks where the new streams begin.
 public actor MetaWearBoard {
     public let link: any MetaWearLink
@@ -87,7 +88,7 @@ public actor MetaWearBoard {
     }
 
     /// `knownResetTimes`: when the power cycles this board may still be in began, as earlier
-    /// readings placed them (see ``readClock()``).
+    /// readings placed them (see `readClock()`).
     public init(link: any MetaWearLink, options: BoardOptions, logger: Logger, knownResetTimes: [UInt8: Double] = [:],
                 now: @escaping @Sendable () -> Double, onEvent: @escaping @Sendable (BoardEvent) -> Void = { _ in }) {
         self.link = link
@@ -101,7 +102,7 @@ public actor MetaWearBoard {
     }
 
     /// The link's loop, kept here: the executor is looked up on every notification.
-    nonisolated let loop: DataPlaneLoop
+    nonisolated let loop: ThreadExecutor
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
 

@@ -1,3 +1,4 @@
+import PosixThreads
 import BLEHost
 import MetaWear
 
@@ -5,7 +6,7 @@ import MetaWear
 /// `LEConnection`/`GATTClient` to this; tests use an in-process emulated board.
 public protocol MetaWearLink: Sendable {
     /// The thread that delivers this link's notifications; the board runs on it.
-    var loop: DataPlaneLoop { get }
+    var loop: ThreadExecutor { get }
     /// Enables notifications on `326a9006` (writes its CCCD): each is handed to `receive` on
     /// ``loop``, in arrival order, as a slice valid for the call only; `ended` is called there
     /// once when the link goes down.

@@ -2,6 +2,7 @@ import BLEHost
 import Capture
 import Logging
 import Synchronization
+import PosixThreads
 
 /// All the sensors of one controller: one ``SensorSupervisor`` per configured sensor, plus, when
 /// discovery is on, one per MetaWear a scan finds, up to the limits. Scans and connection attempts
@@ -48,10 +49,10 @@ public actor SensorFleet {
     /// The supervisors in `order`, for ``statusOnLoop()``, which runs outside the actor.
     private let listed = Mutex<[SensorSupervisor]>([])
     /// The loop every supervisor runs on.
-    public nonisolated let loop: DataPlaneLoop
+    public nonisolated let loop: ThreadExecutor
 
     public init(configured: [Member], discovery: Discovery?, limit: Int, engine: any CaptureSink,
-                settings: SupervisorSettings, logger: Logger, loop: DataPlaneLoop = .shared) {
+                settings: SupervisorSettings, logger: Logger, loop: ThreadExecutor = .dataPlane) {
         self.configured = configured
         self.discovery = discovery
         self.limit = limit

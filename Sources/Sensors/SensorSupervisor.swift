@@ -3,6 +3,7 @@ import Capture
 import GyroStore
 import Logging
 import MetaWear
+import PosixThreads
 
 /// Keeps one sensor streaming into the capture engine, whatever happens to the link.
 ///
@@ -12,12 +13,12 @@ import MetaWear
 /// any failure or disconnection. Every initialisation is a full one (``MetaWearBoard``), so a
 /// board left streaming, restarted, or configured by someone else is brought to a known state.
 ///
-/// Samples go through one ``StreamTracker`` per stream, which lives as long as the supervisor:
+/// Samples go through one `StreamTracker` per stream, which lives as long as the supervisor:
 /// stream indices continue across reconnects, and the samples lost in between are declared
 /// missing, so the capture engine records the gap with the reason (`disconnected …`, `silent`).
 /// The supervisor runs on the data plane's loop, where its board delivers each notification:
 /// tracking, stamping and gap checks happen synchronously as packets are read, and samples and
-/// button-driven session changes are left, in order, in the engine's ``CaptureFeed``, which the
+/// button-driven session changes are left, in order, in the engine's `CaptureFeed`, which the
 /// engine takes in batches.
 ///
 /// ``run(connector:)`` may be called again after it returned, with a connector of a new
@@ -51,7 +52,7 @@ public actor SensorSupervisor {
     var pacing = 0
     var pacingStarted = false
     /// The streaming watch's timer; `linkWentDown` rings it.
-    var watchAlarm: DataPlaneLoop.Alarm?
+    var watchAlarm: ThreadExecutor.Alarm?
     /// The watch's check, made once per wait and scheduled again at every re-arm (a check that
     /// finds data re-arms about once a second per sensor): no closure per re-arm, and no
     /// `assumeIsolated` lookup of the executor per firing. Holds the supervisor until the wait ends.
@@ -90,13 +91,13 @@ public actor SensorSupervisor {
     /// Data a board sent before a discovery that failed; parsed on the next link.
     var unparsed: [([UInt8], Double)] = []
     /// The thread this supervisor runs on; its boards' links should deliver there too.
-    public nonisolated let loop: DataPlaneLoop
+    public nonisolated let loop: ThreadExecutor
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
 
     public init(address: String, identity: SensorIdentity, engine: any CaptureSink,
                 settings: SupervisorSettings, logger: Logger, now: @escaping @Sendable () -> Double = HostClock().now,
-                loop: DataPlaneLoop = .shared) {
+                loop: ThreadExecutor = .dataPlane) {
         self.address = address
         self.identity = identity
         self.engine = engine
@@ -185,7 +186,7 @@ public actor SensorSupervisor {
         // makes sure of before it returns.
         let board = MetaWearBoard(link: link, options: settings.board, logger: logger, knownResetTimes: resetTimes, now: now) { event in
             // The board runs on its link's loop; the gateway gives both the same one.
-            if loop.inLoop {
+            if loop.isCurrent {
                 handle(self, event)
             } else {
                 loop.execute { self.assumeIsolated { $0.handle(event) } }

@@ -4,7 +4,7 @@ import MetaWear
 /// ``MetaWearBoard`` sends, and what the byte-vector tests check.
 ///
 /// Order on every (re)initialisation, after discovery:
-/// 1. ``BoardResetSequence`` (stop sensors, unsubscribe, remove loggers, processors and events);
+/// 1. `BoardResetSequence` (stop sensors, unsubscribe, remove loggers, processors and events);
 /// 2. a read of the gyro configuration (`13 83`) used as a barrier: notifications are delivered in
 ///    order, so anything that arrives before its answer was produced before the reset and is ignored;
 /// 3. per stream: configure (`13 03 …`, `03 03 …`), then the SDK start order (subscribe, enable

@@ -8,7 +8,7 @@ public struct SupervisorSettings: Sendable {
     /// A button press starts a session when none is open and stops the open one otherwise.
     public var buttonControlsSession: Bool
     public var backoff: Backoff
-    /// How long a suspected in-connection gap is held for confirmation (see ``StreamTracker``).
+    /// How long a suspected in-connection gap is held for confirmation (see `StreamTracker`).
     public var gapConfirmation: Duration
     /// How long the start of each stream is held to anchor its clock (at most `gapConfirmation`);
     /// nothing reaches the store before it has passed, so it counts towards the crash window.

@@ -4,6 +4,8 @@ extension Zone {
     /// the bytes that remain before anything is read, so a truncated or lying file is an error,
     /// never a trap. Leap-second records are skipped: civil time in the zoneinfo files the
     /// system uses ("posix", not "right") does not count them.
+    /// - parameter bytes: the file's contents.
+    /// - parameter identifier: the zone's IANA name (`Europe/Zurich`).
     /// - parameter source: the file, for the error messages.
     public init(tzif bytes: [UInt8], identifier: String, source: String) throws(ZoneInfoError) {
         var reader = TZifReader(bytes: bytes, source: source)

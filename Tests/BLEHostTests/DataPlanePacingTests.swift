@@ -2,12 +2,13 @@ import BLEHost
 import Glibc
 import Synchronization
 import XCTest
+import PosixThreads
 
 /// Paced reads: while a board-time stream allows it and nothing holds the loop to prompt reads,
 /// a descriptor is read at most once per interval, so one read takes what arrived meanwhile.
 final class DataPlanePacingTests: XCTestCase {
     func testReadsAreBatchedWhilePacedAndPromptWhileHeld() async throws {
-        let loop = DataPlaneLoop()
+        let loop = try! ThreadExecutor(name: "test-loop")
         let pipe = TestPipe()
         let counts = Mutex((reads: 0, bytes: 0))
         let id = loop.register(pipe.readEnd) {
@@ -47,7 +48,7 @@ final class DataPlanePacingTests: XCTestCase {
     /// A non-blocking descriptor is read when a paced interval ends, without a poll first: its
     /// handler runs at the end of every interval, also when nothing is there.
     func testANonblockingDescriptorIsReadAtTheEndOfEachIntervalWithoutData() async throws {
-        let loop = DataPlaneLoop()
+        let loop = try! ThreadExecutor(name: "test-loop")
         let pipe = TestPipe()
         let (calls, calling) = AsyncStream.makeStream(of: Int.self)
         let id = loop.register(pipe.readEnd) { calling.yield(pipe.receive()) }
@@ -68,7 +69,7 @@ final class DataPlanePacingTests: XCTestCase {
     /// A blocking descriptor is read only when poll finds it readable, paced or not: a read
     /// there would block the loop.
     func testABlockingDescriptorIsReadOnlyWhenReadable() async throws {
-        let loop = DataPlaneLoop()
+        let loop = try! ThreadExecutor(name: "test-loop")
         let pipe = TestPipe(nonblocking: false)
         let (reads, reading) = AsyncStream.makeStream(of: Bool.self)
         let id = loop.register(pipe.readEnd) {

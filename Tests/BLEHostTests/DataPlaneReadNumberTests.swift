@@ -1,13 +1,14 @@
 import BLEHost
 import Glibc
 import XCTest
+import PosixThreads
 
-/// `DataPlaneLoop.currentRead`: what lets a receiver read the clock once per read of the
+/// `ThreadExecutor.currentRead`: what lets a receiver read the clock once per read of the
 /// transport. It is the same for everything one read delivers, another for the next read, and
 /// 0 outside a read (a job, a timer), where a receiver reads the clock itself.
 final class DataPlaneReadNumberTests: XCTestCase {
     func testEachReadHasItsOwnNumberAndNothingElseHasOne() async throws {
-        let loop = DataPlaneLoop()
+        let loop = try! ThreadExecutor(name: "test-loop")
         let pipe = TestPipe()
         let (reads, reading) = AsyncStream.makeStream(of: (UInt64, UInt64).self)
         let id = loop.register(pipe.readEnd) {

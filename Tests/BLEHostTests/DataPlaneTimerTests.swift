@@ -1,18 +1,19 @@
 @testable import BLEHost
 import Synchronization
 import XCTest
+import PosixThreads
 
 /// The data plane's timers: a timer fires on the loop's thread at its deadline, or at once when
 /// its alarm is rung, even when the alarm rings before the timer is scheduled.
 final class DataPlaneTimerTests: XCTestCase {
-    private let loop = DataPlaneLoop.shared
+    private let loop = ThreadExecutor.dataPlane
 
     /// Schedules a timer and waits for it; returns the seconds it took and whether it ran on the loop.
-    private func fire(after seconds: Double, alarm: DataPlaneLoop.Alarm, ringAfter ring: Duration? = nil) async throws -> (Double, Bool) {
+    private func fire(after seconds: Double, alarm: ThreadExecutor.Alarm, ringAfter ring: Duration? = nil) async throws -> (Double, Bool) {
         let start = ContinuousClock.now
         let (fired, firing) = AsyncStream.makeStream(of: Bool.self)
         loop.schedule(after: seconds, tolerance: 0, alarm: alarm) { [loop] in
-            firing.yield(loop.inLoop)
+            firing.yield(loop.isCurrent)
             firing.finish()
         }
         if let ring {
@@ -67,7 +68,7 @@ final class DataPlaneTimerTests: XCTestCase {
     /// The loop keeps the earliest deadline rather than scanning its timers every turn: removing
     /// the earliest (cancelled, rung) must not lose the ones after it, nor fire the removed one.
     func testTimersAfterARemovedEarliestOneStillFire() async {
-        let loop = DataPlaneLoop()
+        let loop = try! ThreadExecutor(name: "test-loop")
         let fired = Mutex<[String]>([])
         let (done, finishing) = AsyncStream.makeStream(of: Void.self)
         let record: @Sendable (String) -> Void = { name in
@@ -105,11 +106,11 @@ final class DataPlaneTimerTests: XCTestCase {
     }
 }
 
-/// `DataPlaneLoop.sleep(for:)`: ends at its deadline, or at once with `CancellationError`.
+/// `ThreadExecutor.sleep(for:)`: ends at its deadline, or at once with `CancellationError`.
 final class DataPlaneSleepTests: XCTestCase {
     func testASleepEndsAtItsDeadline() async throws {
         let start = ContinuousClock.now
-        try await DataPlaneLoop.shared.sleep(for: 0.05)
+        try await ThreadExecutor.dataPlane.sleep(for: 0.05)
         XCTAssertGreaterThanOrEqual(ContinuousClock.now - start, .milliseconds(50))
     }
 
@@ -117,7 +118,7 @@ final class DataPlaneSleepTests: XCTestCase {
         let start = ContinuousClock.now
         let sleeper = Task { () -> Bool in
             do {
-                try await DataPlaneLoop.shared.sleep(for: 60)
+                try await ThreadExecutor.dataPlane.sleep(for: 60)
                 return false
             } catch {
                 return true

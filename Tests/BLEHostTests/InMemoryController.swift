@@ -2,6 +2,7 @@ import BluetoothWire
 import HCI
 import Synchronization
 @testable import BLEHost
+import PosixThreads
 
 /// An ``HCITransport`` with a scripted controller behind it, for the host-level fuzz test:
 /// commands get success answers (LE Read Buffer Size 27 x 4, LE Create Connection completes at
@@ -16,7 +17,7 @@ final class InMemoryController: HCITransport {
         var closed = false
     }
 
-    let loop = DataPlaneLoop.shared
+    let loop = ThreadExecutor.dataPlane
     private let delivery = Mutex(Delivery())
     private let sentCount = Mutex(0)
     private let sent = Mutex<[H4Packet]>([])

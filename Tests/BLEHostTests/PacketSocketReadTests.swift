@@ -4,6 +4,7 @@ import HCI
 import Logging
 import Synchronization
 import XCTest
+import PosixThreads
 
 /// The user channel's semantics without a kernel Bluetooth stack: a `SOCK_SEQPACKET` pair
 /// returns one packet per `read`, as the HCI socket does.
@@ -14,7 +15,7 @@ final class PacketSocketReadTests: XCTestCase {
         XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair), 0)
         let controller = pair[1]
         defer { close(controller) }
-        let loop = DataPlaneLoop()
+        let loop = try! ThreadExecutor(name: "test-loop")
         let transport = FileDescriptorTransport(descriptor: pair[0], name: "seqpacket", loop: loop, logger: Logger(label: "test"))
         defer { transport.close() }
         XCTAssertTrue(FileDescriptorTransport.isPacketSocket(pair[0]))

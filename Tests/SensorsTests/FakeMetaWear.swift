@@ -2,6 +2,7 @@ import BLEHost
 import Foundation
 import MetaWear
 import Sensors
+import PosixThreads
 
 /// An in-process emulated MetaWear (MetaMotion R or S) behind a ``MetaWearLink``, with the test
 /// peer's waveform (x = int16(n), y = round(10000·sin(2πn/ODR)), z = int16(−n)) and its faults:
@@ -213,7 +214,7 @@ final class FakeMetaWear: @unchecked Sendable {
         private let lock = NSLock()
         private var sink: Sink?
         /// The board runs here; notifications are delivered on it, in order, as the real host does.
-        let loop = DataPlaneLoop.shared
+        let loop = ThreadExecutor.dataPlane
 
         struct Sink {
             let receive: @Sendable (ArraySlice<UInt8>) -> Void

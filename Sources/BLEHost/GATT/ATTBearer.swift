@@ -1,6 +1,7 @@
 import ATT
 import BluetoothWire
 import Synchronization
+import PosixThreads
 
 /// The ATT client side of one link's fixed channel (CID 0x0004), Core v5.4, Vol 3, Part F.
 ///
@@ -58,9 +59,9 @@ final class ATTBearer: Sendable {
     private let sender: Sender
     let requestTimeout: Duration
     /// The host's loop, whose timers time requests out.
-    private let loop: DataPlaneLoop
+    private let loop: ThreadExecutor
 
-    init(requestTimeout: Duration, loop: DataPlaneLoop, sender: @escaping Sender) {
+    init(requestTimeout: Duration, loop: ThreadExecutor, sender: @escaping Sender) {
         self.requestTimeout = requestTimeout
         self.loop = loop
         self.sender = sender

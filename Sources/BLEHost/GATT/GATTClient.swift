@@ -1,5 +1,6 @@
 import ATT
 import BluetoothWire
+import PosixThreads
 
 /// The GATT client of one link, Core v5.4, Vol 3, Part G, 4.
 ///
@@ -232,7 +233,7 @@ public actor GATTClient {
     }
 
     /// Writes the characteristic's CCCD (0x0001 notifications, 0x0002 indications) and hands
-    /// each value to `receive`, synchronously on the host's ``DataPlaneLoop`` as the frame is
+    /// each value to `receive`, synchronously on the host's `ThreadExecutor` as the frame is
     /// read (the slice is valid during the call only); `ended` is called once when the link goes
     /// down. The subscription is registered before the CCCD write, so no value is missed.
     /// Indications are confirmed by the host. `receive` runs on the data path: it must not block.

@@ -1,5 +1,6 @@
 import CHCISocket
 import Glibc
+import PosixThreads
 
 /// The kernel's announcements about its Bluetooth adapters, so that a gateway waiting to re-open
 /// `hci:N` tries again when the adapter is back instead of at the end of a blind back-off.
@@ -13,7 +14,7 @@ public enum AdapterEvents {
     /// polls, and the wait costs no thread.
     ///
     /// - throws: `CancellationError` when the task is cancelled.
-    public static func waitForAdapter(_ spec: String, upTo timeout: Duration, loop: DataPlaneLoop = .shared) async throws {
+    public static func waitForAdapter(_ spec: String, upTo timeout: Duration, loop: ThreadExecutor = .dataPlane) async throws {
         let fd: Int32 = spec.hasPrefix("hci:") ? chci_open_adapter_events() : -1
         guard fd >= 0, let index = UInt16(spec.dropFirst(4)) else {
             if fd >= 0 { close(fd) }

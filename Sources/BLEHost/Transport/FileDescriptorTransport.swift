@@ -2,13 +2,14 @@ import Glibc
 import HCI
 import Logging
 import Synchronization
+import PosixThreads
 
 /// An ``HCITransport`` over one file descriptor: the HCI user channel socket, a TCP socket
 /// carrying H4, or a serial device carrying H4.
 ///
 /// Why plain POSIX and not swift-nio: all three transports are one descriptor each, and two of
 /// them (the Bluetooth socket and the tty) are not sockets NIO bootstraps. The descriptor is
-/// watched by the ``DataPlaneLoop``: when it is readable, the loop's thread reads it, frames
+/// watched by the ``ThreadExecutor``: when it is readable, the loop's thread reads it, frames
 /// the bytes with ``H4Framer`` (the user channel delivers one packet per `read`, a stream
 /// arbitrary slices; both frame the same way) and hands each packet to the host at once.
 /// A wake-up drains the descriptor (see ``Reader/readable()``), so a paced read takes every
@@ -25,7 +26,7 @@ final class FileDescriptorTransport: HCITransport {
         var registration: UInt64?
     }
 
-    let loop: DataPlaneLoop
+    let loop: ThreadExecutor
     private let descriptor: Int32
     private let state = Mutex(State())
     /// The reading side, kept for ``close()`` to end it on the loop.
@@ -33,7 +34,7 @@ final class FileDescriptorTransport: HCITransport {
     private let name: String
     private let logger: Logger
 
-    init(descriptor: Int32, name: String, loop: DataPlaneLoop, logger: Logger) {
+    init(descriptor: Int32, name: String, loop: ThreadExecutor, logger: Logger) {
         // Non-blocking, so that the loop may read it when a paced interval ends without polling
         // first (a read that finds nothing returns EAGAIN); a write to a full buffer waits in `send`.
         let flags = fcntl(descriptor, F_GETFL)

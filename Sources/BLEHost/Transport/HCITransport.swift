@@ -1,13 +1,14 @@
 import HCI
+import PosixThreads
 
-/// A byte pipe to one HCI controller: H4 packets out, H4 packets in, on a ``DataPlaneLoop``.
+/// A byte pipe to one HCI controller: H4 packets out, H4 packets in, on a `ThreadExecutor`.
 ///
 /// One transport per controller and one ``BLEHost`` per transport. The host runs on the
 /// transport's ``loop``: packets from the controller are handed to it synchronously on that
 /// thread, and it writes from there too.
 public protocol HCITransport: Sendable {
     /// The thread that delivers this transport's packets.
-    var loop: DataPlaneLoop { get }
+    var loop: ThreadExecutor { get }
     /// Starts delivery: `receive` runs on ``loop`` for each packet from the controller, in
     /// order, and `ended` once when the transport fails or closes; both are released then (the
     /// host they hold holds the transport). Call once.

@@ -1,10 +1,11 @@
 import CHCISocket
 import Glibc
 import Logging
+import PosixThreads
 
 /// H4 over a UART: raw mode, the given baud rate, RTS/CTS hardware flow control.
 enum SerialPort {
-    static func open(path: String, baud: Int32, spec: String, loop: DataPlaneLoop, logger: Logger) throws(TransportError) -> any HCITransport {
+    static func open(path: String, baud: Int32, spec: String, loop: ThreadExecutor, logger: Logger) throws(TransportError) -> any HCITransport {
         let descriptor = Glibc.open(path, O_RDWR | O_NOCTTY | O_CLOEXEC)
         guard descriptor >= 0 else {
             let code = errno

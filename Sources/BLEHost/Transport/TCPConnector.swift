@@ -1,9 +1,10 @@
 import Glibc
 import Logging
+import PosixThreads
 
 /// H4 over TCP, with `TCP_NODELAY` so small commands are not held back by Nagle's algorithm.
 enum TCPConnector {
-    static func open(host: String, port: UInt16, spec: String, loop: DataPlaneLoop, logger: Logger) throws(TransportError) -> any HCITransport {
+    static func open(host: String, port: UInt16, spec: String, loop: ThreadExecutor, logger: Logger) throws(TransportError) -> any HCITransport {
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         hints.ai_family = AF_UNSPEC

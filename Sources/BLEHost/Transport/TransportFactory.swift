@@ -1,6 +1,7 @@
 import CHCISocket
 import Glibc
 import Logging
+import PosixThreads
 
 /// Opens a transport from the configuration's `bluetooth.transport` string.
 public enum TransportFactory {
@@ -13,7 +14,7 @@ public enum TransportFactory {
     /// Its packets are read and handled on `loop`.
     ///
     /// - throws: ``TransportError`` naming the failed call, `errno` and what to do.
-    public static func open(_ spec: String, takeAdapter: Bool = true, loop: DataPlaneLoop = .shared,
+    public static func open(_ spec: String, takeAdapter: Bool = true, loop: ThreadExecutor = .dataPlane,
                             logger: Logger) async throws -> any HCITransport {
         let parts = spec.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2 else { throw invalid(spec) }

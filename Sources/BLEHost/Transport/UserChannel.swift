@@ -1,13 +1,14 @@
 import CHCISocket
 import Glibc
 import Logging
+import PosixThreads
 
 /// The Linux HCI user channel: exclusive raw access to one adapter, bypassing BlueZ.
 enum UserChannel {
     /// Opens adapter `adapter`'s user channel. When the adapter is up (bluetoothd powered it,
     /// or `btmgmt power on`) and `takeAdapter` allows, it is brought down first, as
     /// `btmgmt power off` would, since the user channel binds only to an adapter that is down.
-    static func open(adapter: UInt16, spec: String, takeAdapter: Bool = true, loop: DataPlaneLoop,
+    static func open(adapter: UInt16, spec: String, takeAdapter: Bool = true, loop: ThreadExecutor,
                      logger: Logger) throws(TransportError) -> any HCITransport {
         var code: Int32 = 0
         var step: UnsafePointer<CChar>?

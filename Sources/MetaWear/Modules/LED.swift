@@ -60,6 +60,8 @@ public enum LED {
     }
 
     /// `02 03 <colour> 02 <hi> <lo> <rise> <high> <fall> <duration> <delay> <repeat>` (17 bytes).
+    /// - parameter pattern: the intensities and timings to play.
+    /// - parameter color: which of the three LEDs plays it.
     /// - parameter moduleRevision: LED module-info revision; below 1 the delay is forced to 0.
     public static func writePattern(_ pattern: Pattern, color: Color, moduleRevision: UInt8) -> MetaWearCommand {
         let delay = moduleRevision < 1 ? 0 : pattern.delay

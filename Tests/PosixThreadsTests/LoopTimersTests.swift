@@ -1,4 +1,4 @@
-@testable import BLEHost
+@testable import PosixThreads
 import Synchronization
 import XCTest
 

@@ -1,7 +1,8 @@
 import BLEHost
+import PosixThreads
 
-extension DataPlaneLoop {
-    /// ``BLEHost/DataPlaneLoop/entry(into:_:)`` for a board's events, with the argument's type
+extension ThreadExecutor {
+    /// ``PosixThreads/ThreadExecutor/entry(into:_:)`` for a board's events, with the argument's type
     /// spelled out: through the generic one, every event passes two reabstraction thunks.
     func entry<A: Actor>(into _: A.Type, _ body: @escaping @Sendable (isolated A, BoardEvent) -> Void)
         -> @Sendable (A, BoardEvent) -> Void

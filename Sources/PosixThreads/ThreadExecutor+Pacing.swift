@@ -1,12 +1,12 @@
-extension DataPlaneLoop {
-    /// How often the loop reads its transports.
+extension ThreadExecutor {
+    /// How often the thread reads its descriptors.
     ///
     /// Why: each read of a notification that came alone costs a thread wake-up, which on a small
     /// board costs far more than handling the notification. Samples stamped by the board's clock
     /// (a MetaWear time accounter) lose nothing by waiting in the socket for a while, so when every
-    /// stream on the loop is such a stream the loop reads at most once per `interval`, and each
+    /// stream on the thread is such a stream the thread reads at most once per `interval`, and each
     /// wake-up handles a batch. Anything that needs its answer or its arrival time at once (a
-    /// request in flight, a connection being set up, samples stamped on arrival) holds the loop
+    /// request in flight, a connection being set up, samples stamped on arrival) holds the thread
     /// to prompt reads while it lasts.
     struct ReadPacing {
         /// The configured interval (ns); 0 reads at once.
@@ -43,7 +43,11 @@ extension DataPlaneLoop {
             (pacing.paced, pacing.prompt) = (max(0, pacing.paced), max(0, pacing.prompt))
             return pacing.interval < before
         }
-        // A loop asleep on the old interval re-reads it.
-        if slower, !inLoop { execute {} }
+        // A thread asleep on the old interval re-reads it.
+        if slower, !isCurrent { execute {} }
     }
+}
+
+extension ThreadExecutor {
+    func withPacing<T>(_ body: (inout ReadPacing) -> T) -> T { state.withLock { body(&$0.pacing) } }
 }

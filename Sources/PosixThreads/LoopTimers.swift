@@ -1,6 +1,6 @@
-/// The data plane loop's alarms and their timers, as one short list (used under the loop's lock).
+/// A ``ThreadExecutor``'s alarms and their timers, as one short list (used under the executor's lock).
 ///
-/// Why a list and not dictionaries: the loop holds a few alarms at a time (a silence check per
+/// Why a list and not dictionaries: the data plane holds a few alarms at a time (a silence check per
 /// sensor, the requests in flight), and each silence check re-arms about once a second, at a
 /// wake-up after a paced sleep, when little of the thread's code is still in the cache. A pass
 /// over a few contiguous entries is a short path; hashing into a dictionary and two sets is a
