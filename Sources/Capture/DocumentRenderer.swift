@@ -67,7 +67,7 @@ public struct DocumentRenderer: Sendable {
         return json.bytes
     }
 
-    /// The chunk's document as the store keeps it (``ChunkBody``: rendered to its JSON when
+    /// The chunk's document as the store keeps it (GyroStore's `ChunkBody`: rendered to its JSON when
     /// read). `backfilled`: every point came from the board's log (a chunk a backfill made).
     public func chunk(_ chunk: ChunkRecord, session: SessionRecord, samples: ArraySlice<StoredSample>, backfilled: Bool = false) -> [UInt8] {
         let stream = SensorStream(rawValue: chunk.stream) ?? .gyro

@@ -15,7 +15,7 @@ public enum SensorStream: String, Sendable, CaseIterable {
     }
 
     /// Units per count of the board's range `range` (°/s or g), as the sensors layer scales
-    /// counts: the store keeps a chunk's axes as counts with it (``ChunkBody``). `nil` for a
+    /// counts: the store keeps a chunk's axes as counts with it (GyroStore's `ChunkBody`). `nil` for a
     /// range no board has.
     func unitsPerLSB(range: Double) -> Double? {
         switch self {
