@@ -147,7 +147,8 @@ else
     timeout 1800 python3 deploy/order-file.py --check || exit 1
 fi
 # The live view in a real browser: Debian's chromium headless, driven by Selenium, against three
-# emulated sensors and mosquitto; it refreshes docs/liveview-*.png. A machine where chromium or
+# emulated sensors and mosquitto; its screenshots go to .build/liveview (LIVEVIEW_SCREENSHOTS=docs
+# refreshes the committed docs/liveview-*.png). A machine where chromium or
 # Selenium cannot be installed skips it and says why (the test prints SKIPPED), without failing.
 echo "== the live view in headless chromium (Selenium)"
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
@@ -158,7 +159,7 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; the
 fi
 .venv/bin/python -c "import selenium" 2>/dev/null || .venv/bin/pip install -q -r Tests/Browser/requirements.txt 2>&1 | tail -3 \
     || echo "(Selenium could not be installed)"
-timeout 300 .venv/bin/python Tests/Browser/liveview_test.py --gateway "$PWD/.build/debug/gyrogate" --screenshots docs || exit 1
+timeout 300 .venv/bin/python Tests/Browser/liveview_test.py --gateway "$PWD/.build/debug/gyrogate" --screenshots "${LIVEVIEW_SCREENSHOTS:-.build/liveview}" || exit 1
 
 # libFuzzer over the parsers that take bytes from outside (H4/HCI, ACL/L2CAP, ATT, MetaWear,
 # the admin request head, the config loader): built with -sanitize=fuzzer,address, a brief run
