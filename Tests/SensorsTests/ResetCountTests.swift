@@ -13,11 +13,7 @@ final class ResetCountTests: XCTestCase {
     /// estimate, and the new stream's first sample follows it.
     func testAHeldStreamTakesTheSettledCount() {
         for (settled, firstIndex) in [(Int64?.some(47), Int64(147)), (49, 149), (nil, 150), (0, 100)] {
-            var tracker = StreamTracker(odrHz: 100, decoder: SampleDecoder(lsbPerUnit: 1), confirmationWindow: 0.3, warmUpWindow: 0.1)
-            for n in 0..<100 {
-                _ = tracker.push(RawTriples(RawTriple(x: Int16(n), y: 0, z: 0)), arrival: 50 + Double(n) / 100 + 0.002)
-            }
-            _ = tracker.flush()
+            var tracker = StreamTracker.afterHundredSamples(confirmationWindow: 0.3, warmUpWindow: 0.1)
             // The reset read 5 ms late: the estimate counts 50 where the board produced fewer.
             tracker.restart(end: .reset(at: 51.4973, linkUp: false), reason: .boardReset)
             XCTAssertEqual(tracker.missingSamples, 50)
@@ -40,11 +36,7 @@ final class ResetCountTests: XCTestCase {
 
     /// A link lost before the log was read: the held samples go out with the estimate.
     func testAFlushGivesUpTheHold() {
-        var tracker = StreamTracker(odrHz: 100, decoder: SampleDecoder(lsbPerUnit: 1), confirmationWindow: 0.3, warmUpWindow: 0.1)
-        for n in 0..<100 {
-            _ = tracker.push(RawTriples(RawTriple(x: Int16(n), y: 0, z: 0)), arrival: 50 + Double(n) / 100 + 0.002)
-        }
-        _ = tracker.flush()
+        var tracker = StreamTracker.afterHundredSamples(confirmationWindow: 0.3, warmUpWindow: 0.1)
         tracker.restart(end: .reset(at: 51.4973, linkUp: false), reason: .boardReset)
         tracker.holdForResetCount()
         tracker.restart(end: .stopped(at: 52), reason: .reinitialised)

@@ -132,11 +132,7 @@ final class StreamTrackerTests: XCTestCase {
     /// A board that streamed up to the stop on the new link delivered everything before it: no
     /// gap, however late the stop came after the last sample.
     func testRestartAfterADeliveredStreamDeclaresNothing() {
-        var tracker = StreamTracker(odrHz: 100, decoder: SampleDecoder(lsbPerUnit: 1))
-        for n in 0..<100 {
-            _ = tracker.push(RawTriples(RawTriple(x: Int16(n), y: 0, z: 0)), arrival: 50 + Double(n) / 100 + 0.002)
-        }
-        _ = tracker.flush()
+        var tracker = StreamTracker.afterHundredSamples()
         tracker.restart(end: .delivered, reason: .disconnected("link lost"))
         XCTAssertEqual(tracker.missingSamples, 0)
         XCTAssertEqual(tracker.gapCount, 0)
@@ -149,22 +145,14 @@ final class StreamTrackerTests: XCTestCase {
     /// its way over the live link); out of reach before it, every sample due before it is.
     func testRestartAfterAResetCountsUntilTheReset() {
         for (resetAfterLast, expected) in [(0.0004, Int64(0)), (0.0093, 0), (0.0149, 0), (0.0151, 1), (0.0355, 3)] {
-            var tracker = StreamTracker(odrHz: 100, decoder: SampleDecoder(lsbPerUnit: 1))
-            for n in 0..<100 {
-                _ = tracker.push(RawTriples(RawTriple(x: Int16(n), y: 0, z: 0)), arrival: 50 + Double(n) / 100 + 0.002)
-            }
-            _ = tracker.flush()
+            var tracker = StreamTracker.afterHundredSamples()
             let last = tracker.lastStamp!
             tracker.restart(end: .reset(at: last + resetAfterLast, linkUp: true), reason: .boardReset)
             XCTAssertEqual(tracker.missingSamples, expected, "reset \(resetAfterLast) s after the last sample")
         }
         // Out of reach before the reset: every sample due before it was produced and lost.
         for (resetAfterLast, expected) in [(0.0093, Int64(0)), (0.0101, 1), (0.0355, 3)] {
-            var tracker = StreamTracker(odrHz: 100, decoder: SampleDecoder(lsbPerUnit: 1))
-            for n in 0..<100 {
-                _ = tracker.push(RawTriples(RawTriple(x: Int16(n), y: 0, z: 0)), arrival: 50 + Double(n) / 100 + 0.002)
-            }
-            _ = tracker.flush()
+            var tracker = StreamTracker.afterHundredSamples()
             tracker.restart(end: .reset(at: tracker.lastStamp! + resetAfterLast, linkUp: false), reason: .boardReset)
             XCTAssertEqual(tracker.missingSamples, expected, "reset \(resetAfterLast) s after the last sample, out of reach")
         }
@@ -179,11 +167,7 @@ final class StreamTrackerTests: XCTestCase {
     /// counter from the reset): the old run's tail and the new run's head are counted apart, each
     /// on its own grid, and the next restart adds nothing.
     func testARunResumedAfterAResetCountsItsHeadFromTheReset() {
-        var tracker = StreamTracker(odrHz: 100, decoder: SampleDecoder(lsbPerUnit: 1), confirmationWindow: 0.3, warmUpWindow: 0.1)
-        for n in 0..<100 {
-            _ = tracker.push(RawTriples(RawTriple(x: Int16(n), y: 0, z: 0)), arrival: 50 + Double(n) / 100 + 0.002)
-        }
-        _ = tracker.flush()
+        var tracker = StreamTracker.afterHundredSamples(confirmationWindow: 0.3, warmUpWindow: 0.1)
         // Samples 100…149 of the old run were due before the reset at 51.4973 (out of reach).
         tracker.restart(end: .reset(at: 51.4973, linkUp: false), reason: .boardReset)
         XCTAssertEqual(tracker.missingSamples, 50)
