@@ -91,7 +91,8 @@ extension CaptureEngine {
                     pending.chunks.append(state.chunk)
                     state.rowDirty = false
                 }
-                pending.samples.append(SampleAppend(chunkId: state.chunk.id, offset: state.queued, samples: state.samples[state.queued...]))
+                pending.samples.append(SampleAppend(chunkId: state.chunk.id, offset: state.queued, samples: state.samples[state.queued...],
+                                                    unitsPerLSB: stream.unitsPerLSB(range: state.chunk.range)))
                 state.queued = state.samples.count
                 session.streams[stream] = state
             }

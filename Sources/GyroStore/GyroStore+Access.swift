@@ -18,6 +18,12 @@ extension GyroStore {
         try await writer.run { db in try db.transaction(.immediate) { try body(db) } }
     }
 
+    /// ``write(_:)`` with the sample ring's state, kept only if the transaction commits.
+    nonisolated(nonsending)
+    func writeWithRing<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection, inout SampleRing) throws -> T) async throws -> T {
+        try await writer.run(withRing: { db, ring in try db.transaction(.immediate) { try body(db, &ring) } })
+    }
+
     /// Runs `body` on the writer outside any transaction: it manages its own, or sets pragmas.
     nonisolated(nonsending)
     func writeWithoutTransaction<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {

@@ -65,6 +65,12 @@ extension GyroStore {
                                              PRIMARY KEY (device, resetUID))
                 """)
         }
+        // The samples of open chunks, in same-size slots written in place (SampleRing). Rows of
+        // `sampleBatch` from older gateways are still read, and deleted as their chunks close.
+        migrator.register("v6-sample-ring") { db in
+            try db.execute("CREATE TABLE sampleRing (slot INTEGER PRIMARY KEY, data BLOB NOT NULL)")
+            try SampleRing.addSlots(0..<SampleRing.initialSlots, in: db)
+        }
         return migrator
     }
 }

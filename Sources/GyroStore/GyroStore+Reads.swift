@@ -62,16 +62,24 @@ extension GyroStore {
         }
     }
 
-    /// The stored samples of an open chunk, in order.
+    /// The stored samples of an open chunk, in order: rows an older gateway wrote, then what
+    /// the sample ring holds after them.
     public func samples(ofChunk chunkId: String) async throws(StoreError) -> [StoredSample] {
-        let blobs = try await read("reading samples of \(chunkId)") { db in
-            try db.all("SELECT data FROM sampleBatch WHERE chunkId = ? ORDER BY offset", [chunkId]) { try $0.bytes(0) }
+        let (blobs, slots) = try await read("reading samples of \(chunkId)") { db in
+            (try db.all("SELECT data FROM sampleBatch WHERE chunkId = ? ORDER BY offset", [chunkId]) { try $0.bytes(0) },
+             try db.all("SELECT data FROM sampleRing ORDER BY slot") { try $0.bytes(0) })
         }
         var samples: [StoredSample] = []
         for blob in blobs where !SampleBlob.decode(blob, into: &samples) {
             throw .damagedSamples(chunk: chunkId, reason: "a blob of \(blob.count) bytes is not a whole number of samples")
         }
-        return samples
+        let (ringSamples, damaged) = SampleRing.samples(ofChunk: chunkId, from: slots, startingAt: samples.count)
+        if damaged > 0 {
+            logger.error("slots of the sample ring do not decode; a chunk is read up to its first missing sample", metadata: [
+                "subsystem": "store", "chunk": "\(chunkId)", "damagedSlots": "\(damaged)",
+            ])
+        }
+        return samples + ringSamples
     }
 
     public func counter(_ name: String) async throws(StoreError) -> Int {
@@ -83,7 +91,8 @@ extension GyroStore {
         try await read("checking integrity") { db in try db.all("PRAGMA integrity_check") { try $0.text(0) }.joined(separator: "; ") }
     }
 
-    /// Bytes in use by live pages (what retention bounds).
+    /// Bytes in use by live pages (what retention bounds), the sample ring's left out: its
+    /// slots are a fixed part of the file that pruning cannot shrink.
     public func usedBytes() async throws(StoreError) -> Int {
         try await read("measuring the store") { db in try Self.usedBytes(db) }
     }
@@ -92,6 +101,8 @@ extension GyroStore {
         let pages = try db.first("PRAGMA page_count") { try $0.int(0) } ?? 0
         let free = try db.first("PRAGMA freelist_count") { try $0.int(0) } ?? 0
         let size = try db.first("PRAGMA page_size") { try $0.int(0) } ?? 4096
-        return (pages - free) * size
+        // A slot (4,000 bytes) fills a page of the store's 4 KiB pages.
+        let slots = try db.first("SELECT count(*) FROM sampleRing") { try $0.int(0) } ?? 0
+        return max(0, pages - free - slots) * size
     }
 }

@@ -7,22 +7,18 @@ extension GyroStore {
     public func commit(_ changes: StoreChanges) async throws(StoreError) {
         guard !changes.isEmpty else { return }
         do {
-            try await write { db in try Self.apply(changes, in: db) }
+            try await writeWithRing { db, ring in try Self.apply(changes, in: db, ring: &ring) }
         } catch {
             throw .wrapping(error, context: "committing \(changes.sampleCount) samples and \(changes.documents.count) documents")
         }
     }
 
-    static func apply(_ changes: StoreChanges, in db: SQLiteConnection) throws {
+    static func apply(_ changes: StoreChanges, in db: SQLiteConnection, ring: inout SampleRing) throws {
         for session in changes.sessions { try session.upsert(db) }
         for progress in changes.progress { try progress.update(db) }
         for chunk in changes.chunks { try chunk.upsert(db) }
-        if !changes.samples.isEmpty {
-            let insert = try db.statement("INSERT INTO sampleBatch (chunkId, offset, count, data) VALUES (?, ?, ?, ?)")
-            for append in changes.samples where !append.samples.isEmpty {
-                try insert.execute([append.chunkId, append.offset, append.samples.count, SampleBlob.encode(append.samples)])
-            }
-        }
+        try ring.write(changes.samples, in: db)
+        // Chunks of a store written before the ring kept their samples in rows.
         for chunkId in changes.closedChunkIds {
             try db.run("DELETE FROM sampleBatch WHERE chunkId = ?", [chunkId])
         }

@@ -7,8 +7,8 @@ import Glibc
 import Darwin
 #endif
 
-/// The gateway's source of truth: documents by Firestore path, the samples of open chunks,
-/// sessions, and the outbox of publishes, in one SQLite file.
+/// The gateway's source of truth: documents by Firestore path, the samples of open chunks (in
+/// the ``SampleRing``), sessions, and the outbox of publishes, in one SQLite file.
 ///
 /// Durability: WAL journal with `synchronous = FULL`, so a commit that returned has reached
 /// the disk and survives `kill -9` and power loss. Commits are batched by the capture layer
@@ -94,7 +94,8 @@ public struct GyroStore: Sendable {
                 "subsystem": "store", "unknownMigrations": "\(unknown.joined(separator: ","))",
             ])
         }
-        self.writer = try ConnectionActor(owning: writer, threadName: "store-writer")
+        let ring = try SampleRing.load(writer, logger: logger)
+        self.writer = try ConnectionActor(owning: writer, ring: ring, threadName: "store-writer")
         self.readers = readers
         self.maxBytes = maxBytes
         self.logger = logger

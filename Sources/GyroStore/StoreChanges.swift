@@ -22,11 +22,15 @@ public struct SampleAppend: Sendable {
     public var chunkId: String
     public var offset: Int
     public var samples: ArraySlice<StoredSample>
+    /// The stream's units per count, when its axes are counts times that: they are then stored
+    /// as counts (``ChunkBody``).
+    public var unitsPerLSB: Double?
 
-    public init(chunkId: String, offset: Int, samples: ArraySlice<StoredSample>) {
+    public init(chunkId: String, offset: Int, samples: ArraySlice<StoredSample>, unitsPerLSB: Double? = nil) {
         self.chunkId = chunkId
         self.offset = offset
         self.samples = samples
+        self.unitsPerLSB = unitsPerLSB
     }
 }
 
