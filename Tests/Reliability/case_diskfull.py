@@ -2,7 +2,7 @@
 
 A 30 MB tmpfs holds the data directory; 4 sensors stream at 400 Hz (packed) with a 200 ms commit
 interval and `retention.maxStoreBytes` far above the disk's size, so only the disk limits the
-store. A filler file takes the disk's free space (all but 256 KB, so that capture itself hits
+store. A filler file takes the disk's free space (all but 64 KB, so that capture itself hits
 the wall within seconds: with chunks stored compact the store grows slowly, even at
 this load), later it is deleted, then the disk is filled again and the gateway stopped with
 SIGTERM while full. The gateway runs with a systemd notify socket and a 2 s watchdog, read here.
@@ -129,7 +129,7 @@ def _run(ctx, tmp: str, disk: str, notify: NotifySocket) -> list[tuple[bool | No
     base_rss = rel.memory_kb(gw.pid)[1]
 
     # 1. The disk fills up under capture.
-    fill(filler, disk, leave=256 << 10)
+    fill(filler, disk, leave=64 << 10)
     filled = time.monotonic()
     state_at_first_failure = None
     became_full = None

@@ -1,4 +1,6 @@
-"""Reads a stored chunk document: JSON, or the store's compact form (Sources/GyroStore/ChunkBody.swift).
+"""Reads a stored chunk document: JSON, or the store's compact form (Sources/GyroStore/ChunkBody.swift);
+and the open chunks' samples in the sample ring (Sources/GyroStore/RingSlot.swift), whose batches
+are compact bodies without a head.
 
 The suite reads the store file directly; a closed chunk's body is kept compact (its JSON head as
 text, its points as zigzag LEB128 deltas) and rendered by the gateway when read. This decodes it
@@ -35,6 +37,38 @@ def document(body: bytes) -> dict:
     """The chunk document `body` stands for, as parsed JSON: `data` holds its points."""
     if not body or body[0] != 0:
         return json.loads(body)
+    head, points = _parts(body)
+    document = json.loads(bytes(head) + b"]}")
+    document["data"] = points
+    return document
+
+
+def ring_batches(slots) -> dict[str, list[tuple[int, list[dict]]]]:
+    """The sample ring's batches (Sources/GyroStore/RingSlot.swift), by chunk id: (offset, points),
+    from the `data` of every slot. Slots never written are skipped; a damaged one is an error."""
+    batches: dict[str, list[tuple[int, list[dict]]]] = {}
+    for data in slots:
+        if not data or data[0] == 0:
+            continue
+        assert data[0] == 1, f"ring slot format {data[0]}"
+        length = struct.unpack_from("<H", data, 9)[0]
+        payload = data[15:15 + length]
+        count, at = _varint(payload, 0)
+        for _ in range(count):
+            size, at = _varint(payload, at)
+            chunk_id = payload[at:at + size].decode()
+            at += size
+            offset, at = _varint(payload, at)
+            size, at = _varint(payload, at)
+            _, points = _parts(payload[at:at + size])
+            at += size
+            batches.setdefault(chunk_id, []).append((offset, points))
+        assert at == len(payload), "trailing bytes in a ring slot"
+    return batches
+
+
+def _parts(body: bytes) -> tuple[bytes, list[dict]]:
+    """A compact body's JSON head and its points, as its JSON would give them."""
     assert body[1] == 1, f"compact chunk body version {body[1]}"
     at = 2
     fields = []
@@ -42,7 +76,7 @@ def document(body: bytes) -> dict:
         length, at = _varint(body, at)
         fields.append(body[at:at + length])
         at += length
-    head, keys = fields[0], [f.decode() for f in fields[1:4]]
+    head, keys = fields[0], [f.decode() or k for f, k in zip(fields[1:4], ("gx", "gy", "gz"))]
     count, at = _varint(body, at)
     flag = body[at]
     at += 1
@@ -78,6 +112,4 @@ def document(body: bytes) -> dict:
             point["backfilled"] = True
         points.append(point)
     assert at == len(body), "trailing bytes after the points"
-    document = json.loads(bytes(head) + b"]}")
-    document["data"] = points
-    return document
+    return head, points

@@ -256,11 +256,16 @@ def read_store(path: str) -> Store:
             body = docs.get(f"records/{s['id']}")
             records[s["id"]] = json.loads(body) if body else None
         chunks = []
+        ring = chunk_body.ring_batches(r["data"] for r in db.execute("SELECT data FROM sampleRing"))
         for r in db.execute("SELECT * FROM chunk WHERE stream = 'gyro'"):
             if r["isOpen"]:
                 points = []
                 for b in db.execute("SELECT data FROM sampleBatch WHERE chunkId = ? ORDER BY offset", (r["id"],)):
                     points += decode_blob(b["data"])
+                # Then the ring's batches, from where the rows end (SampleRing.samples(ofChunk:)).
+                for offset, batch in sorted(ring.get(r["id"], []), key=lambda b: b[0]):
+                    if offset <= len(points):
+                        points += [(p["timestamp"], p["gx"], p["gy"], p["gz"]) for p in batch[len(points) - offset:]]
                 chunks.append(Chunk(r["id"], r["sessionId"], r["seq"], True, r["count"], points))
             else:
                 body = docs.get(f"realtime_data/{r['id']}")
@@ -304,6 +309,15 @@ class Census:
             self.first_problems.append(text)
 
 
+def first_n(x: int, y: int, odr: int) -> int:
+    """The sample number n of a device's first stored sample, from x = int16(n) and the sine's
+    y: its board stream may have wrapped x before it (the oldest samples evicted or pruned)."""
+    for n in (x + 65536 * k for k in range(16)):
+        if n >= 0 and round(10000 * math.sin(2 * math.pi * n / odr)) == y:
+            return n
+    return x
+
+
 def census(store: Store, odr: int) -> Census:
     """Walk every device's samples in session, chunk and offset order. The stored x is int16(n)
     in raw units, so n is recovered by unwrapping x; n going down starts a new board stream,
@@ -320,9 +334,11 @@ def census(store: Store, odr: int) -> Census:
             for chunk in store.chunks_of(s["id"]):
                 for t, gx, gy, gz in chunk.points:
                     x = int(round(gx * LSB_PER_DPS))
-                    n = x if prev_n is None else prev_n + bench.int16(x - prev_x)
-                    if prev_n is None or (n < prev_n and x <= restart_limit and x >= 0):
-                        n = x  # a new board stream (or the first): n is x itself
+                    n = first_n(x, int(round(gy * LSB_PER_DPS)), odr) if prev_n is None else prev_n + bench.int16(x - prev_x)
+                    if prev_n is None:
+                        c.streams += 1
+                    elif n < prev_n and x <= restart_limit and x >= 0:
+                        n = x  # a new board stream: n is x itself
                         c.streams += 1
                     elif n <= prev_n:
                         c.duplicates += 1
