@@ -83,7 +83,7 @@ extension CaptureEngine {
         for device in open.keys.sorted() {
             var session = open[device]!
             for (stream, var state) in session.streams where state.samples.count > state.queued {
-                // The row precedes its first sample rows (foreign key).
+                // The row is written with its first samples (recovery finds the chunk by it).
                 if state.rowDirty {
                     state.chunk.count = state.samples.count
                     state.chunk.startMs = state.samples.first?.timestampMs

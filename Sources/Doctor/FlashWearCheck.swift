@@ -13,7 +13,7 @@ enum FlashWearCheck {
     /// with the card's own write amplification of small writes.
     static let dailyBudgetBytes: Int64 = 1_000_000_000
     /// Device bytes (journal included) per stored sample at a 1 s commit interval, 4 x 100 Hz.
-    static let deviceBytesPerSample: Double = 160
+    static let deviceBytesPerSample: Double = 60
 
     static func run(_ configuration: GatewayConfiguration, measured: String, sysfs: String = "/sys/dev/block") -> CheckResult {
         verdict(device: blockDevice(of: measured, sysfs: sysfs), measured: measured, dataDirectory: configuration.dataDirectory,

@@ -14,9 +14,9 @@ public struct StoredSample: Sendable, Equatable {
     }
 }
 
-/// The on-disk form of the samples of an open chunk: 20 bytes a sample, little-endian
-/// (Float64 time, three Float32 axes). A blob per commit keeps the insert cost per batch,
-/// not per sample; the chunk's JSON document replaces the blobs when it closes.
+/// The samples of an open chunk as stores from before the ``SampleRing`` kept them, in
+/// `sampleBatch` rows: 20 bytes a sample, little-endian (Float64 time, three Float32 axes).
+/// Read at recovery; new samples go to the ring.
 public enum SampleBlob {
     public static let stride = 20
 

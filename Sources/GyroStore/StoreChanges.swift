@@ -44,7 +44,8 @@ public struct StoreChanges: Sendable {
     public var progress: [SessionProgress] = []
     public var chunks: [ChunkRecord] = []
     public var samples: [SampleAppend] = []
-    /// Chunks whose document was written in this commit: their sample rows go.
+    /// Chunks whose document was written in this commit: their `sampleBatch` rows (stores
+    /// from before the sample ring) go, and their ring slots may be written again.
     public var closedChunkIds: [String] = []
     public var documents: [DocumentWrite] = []
     /// Documents removed locally and with a zero-byte retained publish.
