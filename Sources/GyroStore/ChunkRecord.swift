@@ -1,5 +1,5 @@
 /// One `realtime_data` document's bookkeeping. While open, its samples live in the
-/// ``SampleRing`` (or, in a store from before the ring, `sampleBatch` rows); when closed, in
+/// `SampleRing` (or, in a store from before the ring, `sampleBatch` rows); when closed, in
 /// the document body.
 public struct ChunkRecord: Codable, Sendable, Equatable {
     public var id: String

@@ -8,7 +8,7 @@ import Darwin
 #endif
 
 /// The gateway's source of truth: documents by Firestore path, the samples of open chunks (in
-/// the ``SampleRing``), sessions, and the outbox of publishes, in one SQLite file.
+/// the `SampleRing`), sessions, and the outbox of publishes, in one SQLite file.
 ///
 /// Durability: WAL journal with `synchronous = FULL`, so a commit that returned has reached
 /// the disk and survives `kill -9` and power loss. Commits are batched by the capture layer

@@ -1,4 +1,4 @@
-/// One slot of the sample ring (``SampleRing``): new samples of open chunks from one commit, in
+/// One slot of the sample ring (`SampleRing`): new samples of open chunks from one commit, in
 /// a blob of fixed size, so that writing it rewrites one leaf page in place.
 ///
 /// Layout, little-endian: format (1 byte; 0 = never written), the commit's sequence (8), the

@@ -14,7 +14,7 @@ public struct StoredSample: Sendable, Equatable {
     }
 }
 
-/// The samples of an open chunk as stores from before the ``SampleRing`` kept them, in
+/// The samples of an open chunk as stores from before the `SampleRing` kept them, in
 /// `sampleBatch` rows: 20 bytes a sample, little-endian (Float64 time, three Float32 axes).
 /// Read at recovery; new samples go to the ring.
 public enum SampleBlob {

@@ -1,7 +1,7 @@
 import Logging
 
 /// Where the samples of open chunks are kept between their commit and their chunk's close: a
-/// table of same-size slots (``RingSlot``) written in place, in turn.
+/// table of same-size slots (`RingSlot`) written in place, in turn.
 ///
 /// Why: a commit that inserts rows allocates pages, so it also rewrites the database header,
 /// the table's interior page and an index page, and the new row pages are freed again when the
