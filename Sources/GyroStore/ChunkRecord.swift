@@ -59,13 +59,14 @@ extension ChunkRecord {
         pruned = try row.bool(12)
     }
 
-    /// Writes the row through one cached statement (see ``SessionRecord/upsert(_:)``).
+    /// Writes the row through one cached statement; its session, stream, sequence, rate and range,
+    /// fixed when it opens, are not rewritten (`chunk_on_sessionId` would be; see
+    /// ``SessionRecord/upsert(_:)``).
     func upsert(_ db: SQLiteConnection) throws {
         try db.run("""
             INSERT INTO chunk (id, sessionId, stream, seq, odrHz, range, firstIndex, count, startMs, endMs, gaps, isOpen, pruned)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT(id) DO UPDATE SET sessionId = excluded.sessionId, stream = excluded.stream, seq = excluded.seq,
-                odrHz = excluded.odrHz, range = excluded.range, firstIndex = excluded.firstIndex, count = excluded.count,
+            ON CONFLICT(id) DO UPDATE SET firstIndex = excluded.firstIndex, count = excluded.count,
                 startMs = excluded.startMs, endMs = excluded.endMs, gaps = excluded.gaps, isOpen = excluded.isOpen,
                 pruned = excluded.pruned
             """, [

@@ -70,14 +70,16 @@ extension SessionRecord {
         localDate = try row.text(13)
     }
 
-    /// Writes the row, inserting or replacing every column, through one cached statement.
+    /// Writes the row, inserting it or replacing every column that can change, through one
+    /// cached statement. A session's user, device and start (its id is made of them) are never
+    /// rewritten: SQLite rewrites an index entry whose columns an UPDATE sets, even to the same
+    /// values, and `userId` and `startMs` are indexed (a page each of WAL at every chunk close).
     func upsert(_ db: SQLiteConnection) throws {
         try db.run("""
             INSERT INTO session (id, userId, device, startMs, endMs, lastSampleMs, samples, expected, hazards,
                                  chunkIds, accelChunkIds, gaps, isOpen, localDate)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT(id) DO UPDATE SET userId = excluded.userId, device = excluded.device,
-                startMs = excluded.startMs, endMs = excluded.endMs, lastSampleMs = excluded.lastSampleMs,
+            ON CONFLICT(id) DO UPDATE SET endMs = excluded.endMs, lastSampleMs = excluded.lastSampleMs,
                 samples = excluded.samples, expected = excluded.expected, hazards = excluded.hazards,
                 chunkIds = excluded.chunkIds, accelChunkIds = excluded.accelChunkIds, gaps = excluded.gaps,
                 isOpen = excluded.isOpen, localDate = excluded.localDate
