@@ -55,7 +55,7 @@ final class FileDescriptorTransport: HCITransport {
         }
     }
 
-    func start(receive: @escaping @Sendable (H4Packet) -> Void, ended: @escaping @Sendable (TransportError) -> Void) {
+    func start(receive: @escaping @Sendable ([H4Packet]) -> Void, ended: @escaping @Sendable (TransportError) -> Void) {
         let reader = Reader(descriptor: descriptor, name: name, packets: Self.isPacketSocket(descriptor), logger: logger,
                             receive: receive, ended: ended)
         let closed = state.withLock { state -> Bool in
@@ -145,14 +145,16 @@ private final class Reader: @unchecked Sendable {
     let packets: Bool
     let logger: Logger
     /// Both released at the end: the host they hold holds the transport.
-    private var receive: @Sendable (H4Packet) -> Void
+    private var receive: @Sendable ([H4Packet]) -> Void
     private var ended: (@Sendable (TransportError) -> Void)?
     var registration: UInt64?
     private var framer = H4Framer()
+    /// One wake-up's packets, delivered together; its storage is kept from one wake-up to the next.
+    private var batch: [H4Packet] = []
     private var buffer = [UInt8](repeating: 0, count: 65536)
     private var finished = false
 
-    init(descriptor: Int32, name: String, packets: Bool, logger: Logger, receive: @escaping @Sendable (H4Packet) -> Void,
+    init(descriptor: Int32, name: String, packets: Bool, logger: Logger, receive: @escaping @Sendable ([H4Packet]) -> Void,
          ended: @escaping @Sendable (TransportError) -> Void) {
         self.descriptor = descriptor
         self.name = name
@@ -163,7 +165,7 @@ private final class Reader: @unchecked Sendable {
     }
 
     /// Reads until the descriptor would block, at most ``maxReadsPerWakeUp`` times, and delivers
-    /// every whole packet; returns why the transport ended.
+    /// every whole packet, in one call; returns why the transport ended.
     ///
     /// Why a loop: a paced loop calls this once per interval, and on a packet socket one `read`
     /// returns one packet while several boards queue hundreds per interval. A stream's `read`
@@ -190,9 +192,13 @@ private final class Reader: @unchecked Sendable {
             }
             buffer.withUnsafeBytes { framer.append(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
             while let packet = framer.nextPacket() {
-                receive(packet)
+                batch.append(packet)
             }
             if !packets, count < buffer.count { break }
+        }
+        if !batch.isEmpty {
+            receive(batch)
+            batch.removeAll(keepingCapacity: true)
         }
         if framer.discardedByteCount != before {
             logger.warning("H4 stream lost sync; bytes skipped",
@@ -211,6 +217,7 @@ private final class Reader: @unchecked Sendable {
         guard !finished, let ended else { return }
         finished = true
         receive = { _ in }
+        batch = []
         self.ended = nil
         ended(error)
     }
