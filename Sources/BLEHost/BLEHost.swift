@@ -204,9 +204,9 @@ public actor BLEHost {
         // The transport holds these, and with them the host, until it ends: `stop()` closes it,
         // and a lost transport ends by itself. Not weak: a weakly referenced object gets a side
         // table, which makes every retain and release of the host slower.
-        transport.start(receive: { packets in
+        transport.start(receive: { next in
             self.assumeIsolated { host in
-                for packet in packets { host.dispatch(packet) }
+                while let packet = next() { host.dispatch(packet) }
             }
         }, ended: { error in
             self.assumeIsolated { $0.transportFailed(error) }

@@ -152,8 +152,8 @@ final class SerialTransportTests: XCTestCase {
         let path = "/dev/pts/\(number)"
         let transport = try await TransportFactory.open("serial:\(path):1000000", logger: Logger(label: "test"))
         let (stream, sink) = AsyncStream.makeStream(of: H4Packet.self)
-        transport.start(receive: { packets in
-            for packet in packets { sink.yield(H4Packet(type: packet.type, bytes: Array(packet.bytes)[...])) }
+        transport.start(receive: { next in
+            while let packet = next() { sink.yield(H4Packet(type: packet.type, bytes: Array(packet.bytes)[...])) }
         }, ended: { _ in sink.finish() })
         var packets = stream.makeAsyncIterator()
 
