@@ -11,7 +11,8 @@ import PosixThreads
 /// them (the Bluetooth socket and the tty) are not sockets NIO bootstraps. The descriptor is
 /// watched by the ``ThreadExecutor``: when it is readable, the loop's thread reads it, frames
 /// the bytes with ``H4Framer`` (the user channel delivers one packet per `read`, a stream
-/// arbitrary slices; both frame the same way) and hands each packet to the host at once.
+/// arbitrary slices; both frame the same way) and hands the packets to the host as it frames
+/// them, all those of a wake-up in one call (``HCITransport/start(receive:ended:)``).
 /// A wake-up drains the descriptor (see ``Reader/readable()``), so a paced read takes every
 /// packet queued since the last one on a packet socket as on a stream.
 /// Writes are short blocking `write`s on the same thread (a few hundred bytes per packet).
