@@ -201,12 +201,13 @@ public actor BLEHost {
     func startIO() {
         guard !ioStarted else { return }
         ioStarted = true
-        let dispatch = transport.loop.entry(into: BLEHost.self) { host, packet in host.dispatch(packet) }
         // The transport holds these, and with them the host, until it ends: `stop()` closes it,
-        // and a lost transport ends by itself. Not weak: a weak load and the release of what it
-        // returned, for every packet, cost more than the rest of the packet's way to its link.
-        transport.start(receive: { packet in
-            dispatch(self, packet)
+        // and a lost transport ends by itself. Not weak: a weakly referenced object gets a side
+        // table, which makes every retain and release of the host slower.
+        transport.start(receive: { next in
+            self.assumeIsolated { host in
+                while let packet = next() { host.dispatch(packet) }
+            }
         }, ended: { error in
             self.assumeIsolated { $0.transportFailed(error) }
         })

@@ -14,7 +14,7 @@ extension ThreadExecutor {
     ///
     /// `body` runs outside any job, so it must not touch actor state: it resumes or signals
     /// whoever waits (a continuation, an `AsyncStream`), or enters an actor of this executor
-    /// through an `entry(into:_:)`. A callback and not an `async` sleep: a continuation resumed
+    /// with `assumeIsolated`. A callback and not an `async` sleep: a continuation resumed
     /// here would go through the global executor before it got back to an actor on this thread,
     /// unless its task prefers this executor.
     public func schedule(after seconds: Double, tolerance: Double, alarm: Alarm, _ body: @escaping @Sendable () -> Void) {

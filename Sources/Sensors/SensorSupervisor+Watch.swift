@@ -73,8 +73,8 @@ extension SensorSupervisor {
             await withCheckedContinuation { continuation in
                 watchWaiter = continuation
                 (watchSilence, watchNextBattery) = (silence, nextBattery)
-                let check = loop.entry(into: SensorSupervisor.self) { (supervisor: isolated SensorSupervisor, _: Void) in supervisor.checkWatch() }
-                watchCheck = { check(self, ()) }
+                // Once a second at most: `assumeIsolated`'s cost does not matter here.
+                watchCheck = { self.assumeIsolated { $0.checkWatch() } }
                 armWatch(at: now())
             }
         } onCancel: { [loop] in

@@ -2,8 +2,8 @@ import BLEHost
 import PosixThreads
 
 extension ThreadExecutor {
-    /// ``PosixThreads/ThreadExecutor/entry(into:_:)`` for a board's events, with the argument's type
-    /// spelled out: through the generic one, every event passes two reabstraction thunks.
+    /// ``PosixThreads/ThreadExecutor/entry(into:_:)`` for a board's events (one per notification,
+    /// so `Actor.assumeIsolated` would cost several times the event's handling).
     func entry<A: Actor>(into _: A.Type, _ body: @escaping @Sendable (isolated A, BoardEvent) -> Void)
         -> @Sendable (A, BoardEvent) -> Void
     {

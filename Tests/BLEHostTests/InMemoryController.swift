@@ -10,7 +10,7 @@ import PosixThreads
 /// any packet, well-formed or not, to the host on its loop, in order.
 final class InMemoryController: HCITransport {
     private struct Delivery {
-        var receive: (@Sendable (H4Packet) -> Void)?
+        var receive: (@Sendable (_ next: @Sendable () -> H4Packet?) -> Void)?
         var ended: (@Sendable (TransportError) -> Void)?
         /// Packets injected before ``start(receive:ended:)``.
         var early: [H4Packet] = []
@@ -66,15 +66,15 @@ final class InMemoryController: HCITransport {
     func inject(_ h4: [UInt8]) {
         guard let first = h4.first else { return }
         let packet = H4Packet(type: HCIPacketType(rawValue: first), bytes: h4.dropFirst())
-        let receive = delivery.withLock { delivery -> (@Sendable (H4Packet) -> Void)? in
+        let receive = delivery.withLock { delivery -> (@Sendable (_ next: @Sendable () -> H4Packet?) -> Void)? in
             guard !delivery.closed else { return nil }
             if delivery.receive == nil { delivery.early.append(packet) }
             return delivery.receive
         }
-        if let receive { loop.execute { receive(packet) } }
+        if let receive { loop.execute { Self.deliver([packet], to: receive) } }
     }
 
-    func start(receive: @escaping @Sendable (H4Packet) -> Void, ended: @escaping @Sendable (TransportError) -> Void) {
+    func start(receive: @escaping @Sendable (_ next: @Sendable () -> H4Packet?) -> Void, ended: @escaping @Sendable (TransportError) -> Void) {
         let (early, closed) = delivery.withLock { delivery in
             delivery.receive = receive
             delivery.ended = ended
@@ -82,9 +82,14 @@ final class InMemoryController: HCITransport {
             return (delivery.early, delivery.closed)
         }
         loop.execute {
-            for packet in early { receive(packet) }
+            if !early.isEmpty { Self.deliver(early, to: receive) }
             if closed { ended(Self.closedError) }
         }
+    }
+
+    static func deliver(_ packets: [H4Packet], to receive: (_ next: @Sendable () -> H4Packet?) -> Void) {
+        let rest = Mutex(packets[...])
+        receive { rest.withLock { $0.popFirst() } }
     }
 
     static let closedError = TransportError(kind: .closed, transport: "in-memory", operation: "read", hint: "the controller closed")

@@ -20,10 +20,12 @@ final class PacketSocketReadTests: XCTestCase {
         defer { transport.close() }
         XCTAssertTrue(FileDescriptorTransport.isPacketSocket(pair[0]))
         let received = Mutex((packets: [UInt16](), reads: Set<UInt64>()))
-        transport.start(receive: { packet in
+        transport.start(receive: { next in
             let read = loop.currentRead
-            let number = UInt16(packet.bytes[packet.bytes.startIndex + 2]) | UInt16(packet.bytes[packet.bytes.startIndex + 3]) << 8
-            received.withLock { $0.packets.append(number); $0.reads.insert(read) }
+            while let packet = next() {
+                let number = UInt16(packet.bytes[packet.bytes.startIndex + 2]) | UInt16(packet.bytes[packet.bytes.startIndex + 3]) << 8
+                received.withLock { $0.packets.append(number); $0.reads.insert(read) }
+            }
         }, ended: { _ in })
 
         loop.setReadInterval(seconds: 0.3)

@@ -152,7 +152,9 @@ final class SerialTransportTests: XCTestCase {
         let path = "/dev/pts/\(number)"
         let transport = try await TransportFactory.open("serial:\(path):1000000", logger: Logger(label: "test"))
         let (stream, sink) = AsyncStream.makeStream(of: H4Packet.self)
-        transport.start(receive: { sink.yield(H4Packet(type: $0.type, bytes: Array($0.bytes)[...])) }, ended: { _ in sink.finish() })
+        transport.start(receive: { next in
+            while let packet = next() { sink.yield(H4Packet(type: packet.type, bytes: Array(packet.bytes)[...])) }
+        }, ended: { _ in sink.finish() })
         var packets = stream.makeAsyncIterator()
 
         // Host -> controller: an HCI Reset command, bytes that a cooked tty would mangle included.

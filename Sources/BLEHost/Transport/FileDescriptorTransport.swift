@@ -11,7 +11,8 @@ import PosixThreads
 /// them (the Bluetooth socket and the tty) are not sockets NIO bootstraps. The descriptor is
 /// watched by the ``ThreadExecutor``: when it is readable, the loop's thread reads it, frames
 /// the bytes with ``H4Framer`` (the user channel delivers one packet per `read`, a stream
-/// arbitrary slices; both frame the same way) and hands each packet to the host at once.
+/// arbitrary slices; both frame the same way) and hands the packets to the host as it frames
+/// them, all those of a wake-up in one call (``HCITransport/start(receive:ended:)``).
 /// A wake-up drains the descriptor (see ``Reader/readable()``), so a paced read takes every
 /// packet queued since the last one on a packet socket as on a stream.
 /// Writes are short blocking `write`s on the same thread (a few hundred bytes per packet).
@@ -55,7 +56,7 @@ final class FileDescriptorTransport: HCITransport {
         }
     }
 
-    func start(receive: @escaping @Sendable (H4Packet) -> Void, ended: @escaping @Sendable (TransportError) -> Void) {
+    func start(receive: @escaping @Sendable (_ next: @Sendable () -> H4Packet?) -> Void, ended: @escaping @Sendable (TransportError) -> Void) {
         let reader = Reader(descriptor: descriptor, name: name, packets: Self.isPacketSocket(descriptor), logger: logger,
                             receive: receive, ended: ended)
         let closed = state.withLock { state -> Bool in
@@ -145,14 +146,20 @@ private final class Reader: @unchecked Sendable {
     let packets: Bool
     let logger: Logger
     /// Both released at the end: the host they hold holds the transport.
-    private var receive: @Sendable (H4Packet) -> Void
+    private var receive: @Sendable (_ next: @Sendable () -> H4Packet?) -> Void
     private var ended: (@Sendable (TransportError) -> Void)?
     var registration: UInt64?
     private var framer = H4Framer()
+    /// This wake-up's reads so far, why the transport ended, and whether the descriptor is drained.
+    private var reads = 0
+    private var failure: TransportError?
+    private var drained = false
+    /// The packet read to learn that the wake-up brought any, handed over first.
+    private var pending: H4Packet?
     private var buffer = [UInt8](repeating: 0, count: 65536)
     private var finished = false
 
-    init(descriptor: Int32, name: String, packets: Bool, logger: Logger, receive: @escaping @Sendable (H4Packet) -> Void,
+    init(descriptor: Int32, name: String, packets: Bool, logger: Logger, receive: @escaping @Sendable (_ next: @Sendable () -> H4Packet?) -> Void,
          ended: @escaping @Sendable (TransportError) -> Void) {
         self.descriptor = descriptor
         self.name = name
@@ -163,7 +170,7 @@ private final class Reader: @unchecked Sendable {
     }
 
     /// Reads until the descriptor would block, at most ``maxReadsPerWakeUp`` times, and delivers
-    /// every whole packet; returns why the transport ended.
+    /// every whole packet, in one call of `receive`; returns why the transport ended.
     ///
     /// Why a loop: a paced loop calls this once per interval, and on a packet socket one `read`
     /// returns one packet while several boards queue hundreds per interval. A stream's `read`
@@ -172,27 +179,10 @@ private final class Reader: @unchecked Sendable {
     func readable() -> TransportError? {
         guard !finished else { return nil }
         let before = framer.discardedByteCount
-        let receive = self.receive  // once per wake-up, not per packet
-        var failure: TransportError?
-        for _ in 0..<Self.maxReadsPerWakeUp {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress!, $0.count) }
-            if count < 0 {
-                let code = errno
-                if code == EINTR { continue }
-                if code != EAGAIN {
-                    failure = TransportError(kind: .systemCall, transport: name, operation: "read", errorNumber: code)
-                }
-                break
-            }
-            if count == 0 {
-                failure = TransportError(kind: .closed, transport: name, operation: "read", hint: "the controller closed the connection")
-                break
-            }
-            buffer.withUnsafeBytes { framer.append(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
-            while let packet = framer.nextPacket() {
-                receive(packet)
-            }
-            if !packets, count < buffer.count { break }
+        (reads, failure, drained) = (0, nil, false)
+        if let first = nextPacket() {
+            pending = first
+            receive { self.takePacket() }
         }
         if framer.discardedByteCount != before {
             logger.warning("H4 stream lost sync; bytes skipped",
@@ -200,6 +190,40 @@ private final class Reader: @unchecked Sendable {
                                       "skipped": "\(framer.discardedByteCount - before)"])
         }
         return failure
+    }
+
+    private func takePacket() -> H4Packet? {
+        if let packet = pending {
+            pending = nil
+            return packet
+        }
+        return nextPacket()
+    }
+
+    /// The next whole packet, read from the descriptor when the framer holds none.
+    private func nextPacket() -> H4Packet? {
+        while true {
+            if let packet = framer.nextPacket() { return packet }
+            guard !drained, reads < Self.maxReadsPerWakeUp else { return nil }
+            reads += 1
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress!, $0.count) }
+            if count < 0 {
+                let code = errno
+                if code == EINTR { continue }
+                if code != EAGAIN {
+                    failure = TransportError(kind: .systemCall, transport: name, operation: "read", errorNumber: code)
+                }
+                drained = true
+                return nil
+            }
+            if count == 0 {
+                failure = TransportError(kind: .closed, transport: name, operation: "read", hint: "the controller closed the connection")
+                drained = true
+                return nil
+            }
+            buffer.withUnsafeBytes { framer.append(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+            if !packets, count < buffer.count { drained = true }
+        }
     }
 
     /// The bound on one wake-up's reads, so that a flooding controller cannot starve the loop's
