@@ -101,10 +101,6 @@ extension CaptureEngine {
             } else if session.rowDirty {
                 pending.sessions.append(session.record)
                 session.rowDirty = false
-                session.progressDirty = false
-            } else if session.progressDirty {
-                pending.progress.append(SessionProgress(session.record))
-                session.progressDirty = false
             }
             open[device] = session
         }

@@ -41,9 +41,6 @@ extension CaptureEngine {
 extension StoreChanges {
     /// Applies an eviction to the session rows queued here and renders their documents again.
     mutating func recordEviction(_ eviction: ChunkEviction, renderer: DocumentRenderer) {
-        for index in progress.indices where progress[index].sessionId == eviction.sessionId {
-            progress[index].samples = max(0, progress[index].samples - eviction.samples)
-        }
         var latest: SessionRecord?
         for index in sessions.indices where sessions[index].id == eviction.sessionId {
             sessions[index].recordEviction(eviction)

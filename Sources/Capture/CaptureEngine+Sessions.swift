@@ -182,7 +182,6 @@ extension CaptureEngine {
         pending.documents += renderer.sessionDocuments(session.record)
         session.documentsDirty = false
         session.rowDirty = false
-        session.progressDirty = false
     }
 
     func updateMedals(userId: String) async throws {

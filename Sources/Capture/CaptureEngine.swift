@@ -181,7 +181,6 @@ public actor CaptureEngine {
         uncommittedSamples += added
         session.record.expected += added
         session.record.lastSampleMs = max(session.record.lastSampleMs ?? -.infinity, samples.last!.timestampMs)
-        session.progressDirty = true
         session.lastArrivalMs = now()
         session.streams[stream] = state
         open[device] = session

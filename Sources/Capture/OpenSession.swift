@@ -13,8 +13,6 @@ struct OpenSession {
     var documentsDirty = true
     /// The session row must be saved in full at the next commit.
     var rowDirty = true
-    /// Samples came: the row's counts must be updated at the next commit (``SessionProgress``).
-    var progressDirty = false
     /// Host time (epoch ms) samples last arrived: idleness is measured on the host clock,
     /// since sample times may come from a board's clock or a log download.
     var lastArrivalMs: Double

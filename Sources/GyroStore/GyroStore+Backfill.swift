@@ -72,7 +72,7 @@ extension GyroStore {
                 let sessions = try db.all("""
                     SELECT \(SessionRecord.columns) FROM session
                     WHERE device = ? COLLATE NOCASE AND gaps != '[]' AND startMs <= ? ORDER BY startMs
-                    """, [device, lastMs + 60_000], SessionRecord.init(row:))
+                    """, [device, lastMs + 60_000], SessionRecord.init(row:)).map { try $0.withOpenCounts(db) }
                 let now = Date().timeIntervalSince1970
                 for var session in sessions {
                     var changed = false

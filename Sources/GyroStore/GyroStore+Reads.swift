@@ -27,25 +27,29 @@ extension GyroStore {
     public func session(id: String) async throws(StoreError) -> SessionRecord? {
         try await read("reading session \(id)") { db in
             try db.first("SELECT \(SessionRecord.columns) FROM session WHERE id = ?", [id], SessionRecord.init(row:))
+                .map { try $0.withOpenCounts(db) }
         }
     }
 
     /// Sessions that started in `[fromMs, toMs)`, optionally of one user, oldest first.
     public func sessions(startingFrom fromMs: Double = -.infinity, before toMs: Double = .infinity, userId: String? = nil) async throws(StoreError) -> [SessionRecord] {
         try await read("listing sessions") { db in
-            if let userId {
-                return try db.all("""
+            let rows = if let userId {
+                try db.all("""
                     SELECT \(SessionRecord.columns) FROM session WHERE startMs >= ? AND startMs < ? AND userId = ? ORDER BY startMs
                     """, [fromMs, toMs, userId], SessionRecord.init(row:))
+            } else {
+                try db.all("SELECT \(SessionRecord.columns) FROM session WHERE startMs >= ? AND startMs < ? ORDER BY startMs",
+                           [fromMs, toMs], SessionRecord.init(row:))
             }
-            return try db.all("SELECT \(SessionRecord.columns) FROM session WHERE startMs >= ? AND startMs < ? ORDER BY startMs",
-                              [fromMs, toMs], SessionRecord.init(row:))
+            return try rows.map { try $0.withOpenCounts(db) }
         }
     }
 
     public func openSessions() async throws(StoreError) -> [SessionRecord] {
         try await read("listing open sessions") { db in
             try db.all("SELECT \(SessionRecord.columns) FROM session WHERE isOpen = 1 ORDER BY startMs", [], SessionRecord.init(row:))
+                .map { try $0.withOpenCounts(db) }
         }
     }
 
@@ -65,21 +69,32 @@ extension GyroStore {
     /// The stored samples of an open chunk, in order: rows an older gateway wrote, then what
     /// the sample ring holds after them.
     public func samples(ofChunk chunkId: String) async throws(StoreError) -> [StoredSample] {
-        let (blobs, slots) = try await read("reading samples of \(chunkId)") { db in
-            (try db.all("SELECT data FROM sampleBatch WHERE chunkId = ? ORDER BY offset", [chunkId]) { try $0.bytes(0) },
-             try db.all("SELECT data FROM sampleRing ORDER BY slot") { try $0.bytes(0) })
+        let (samples, damaged) = try await read("reading samples of \(chunkId)") { db in
+            try Self.samples(ofChunk: chunkId, in: db, slots: try Self.ringSlots(db))
         }
+        if damaged > 0 { logDamagedRing(chunk: chunkId, slots: damaged) }
+        return samples
+    }
+
+    static func ringSlots(_ db: SQLiteConnection) throws -> [[UInt8]] {
+        try db.all("SELECT data FROM sampleRing ORDER BY slot") { try $0.bytes(0) }
+    }
+
+    /// An open chunk's samples and how many ring slots did not decode.
+    static func samples(ofChunk chunkId: String, in db: SQLiteConnection, slots: [[UInt8]]) throws -> (samples: [StoredSample], damaged: Int) {
         var samples: [StoredSample] = []
-        for blob in blobs where !SampleBlob.decode(blob, into: &samples) {
-            throw .damagedSamples(chunk: chunkId, reason: "a blob of \(blob.count) bytes is not a whole number of samples")
+        for blob in try db.all("SELECT data FROM sampleBatch WHERE chunkId = ? ORDER BY offset", [chunkId], { try $0.bytes(0) })
+        where !SampleBlob.decode(blob, into: &samples) {
+            throw StoreError.damagedSamples(chunk: chunkId, reason: "a blob of \(blob.count) bytes is not a whole number of samples")
         }
         let (ringSamples, damaged) = SampleRing.samples(ofChunk: chunkId, from: slots, startingAt: samples.count)
-        if damaged > 0 {
-            logger.error("slots of the sample ring do not decode; a chunk is read up to its first missing sample", metadata: [
-                "subsystem": "store", "chunk": "\(chunkId)", "damagedSlots": "\(damaged)",
-            ])
-        }
-        return samples + ringSamples
+        return (samples + ringSamples, damaged)
+    }
+
+    func logDamagedRing(chunk: String, slots: Int) {
+        logger.error("slots of the sample ring do not decode; a chunk is read up to its first missing sample", metadata: [
+            "subsystem": "store", "chunk": "\(chunk)", "damagedSlots": "\(slots)",
+        ])
     }
 
     public func counter(_ name: String) async throws(StoreError) -> Int {

@@ -60,6 +60,7 @@ extension GyroStore {
                         report.evictions.append(eviction)
                         guard var session = try sessions[chunk.sessionId]
                             ?? db.first("SELECT \(SessionRecord.columns) FROM session WHERE id = ?", [chunk.sessionId], SessionRecord.init(row:))
+                                .map({ try $0.withOpenCounts(db) })
                         else { continue }
                         session.recordEviction(eviction)
                         sessions[chunk.sessionId] = session

@@ -15,7 +15,6 @@ extension GyroStore {
 
     static func apply(_ changes: StoreChanges, in db: SQLiteConnection, ring: inout SampleRing) throws {
         for session in changes.sessions { try session.upsert(db) }
-        for progress in changes.progress { try progress.update(db) }
         for chunk in changes.chunks { try chunk.upsert(db) }
         try ring.write(changes.samples, in: db)
         // Chunks of a store written before the ring kept their samples in rows.

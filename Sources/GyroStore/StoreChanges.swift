@@ -39,9 +39,6 @@ public struct SampleAppend: Sendable {
 public struct StoreChanges: Sendable {
     /// Session rows written in full.
     public var sessions: [SessionRecord] = []
-    /// Open sessions whose counts moved, applied after `sessions`: a full row of the same session
-    /// must not come later than its progress (see ``append(_:)``).
-    public var progress: [SessionProgress] = []
     public var chunks: [ChunkRecord] = []
     public var samples: [SampleAppend] = []
     /// Chunks whose document was written in this commit: their `sampleBatch` rows (stores
@@ -55,7 +52,7 @@ public struct StoreChanges: Sendable {
     public init() {}
 
     public var isEmpty: Bool {
-        sessions.isEmpty && progress.isEmpty && chunks.isEmpty && samples.isEmpty && closedChunkIds.isEmpty && documents.isEmpty
+        sessions.isEmpty && chunks.isEmpty && samples.isEmpty && closedChunkIds.isEmpty && documents.isEmpty
             && deletions.isEmpty && deletedSessionIds.isEmpty
     }
 
@@ -64,16 +61,9 @@ public struct StoreChanges: Sendable {
 
     public var sampleCount: Int { samples.reduce(0) { $0 + $1.samples.count } }
 
-    /// Appends `later`'s changes, to apply them in one transaction after these. A session's
-    /// progress here that `later` writes in full is dropped: applied after the full row, the
-    /// older counts would undo the newer ones.
+    /// Appends `later`'s changes, to apply them in one transaction after these.
     public mutating func append(_ later: StoreChanges) {
-        if !later.sessions.isEmpty {
-            let rewritten = Set(later.sessions.map(\.id))
-            progress.removeAll { rewritten.contains($0.sessionId) }
-        }
         sessions += later.sessions
-        progress += later.progress
         chunks += later.chunks
         samples += later.samples
         closedChunkIds += later.closedChunkIds

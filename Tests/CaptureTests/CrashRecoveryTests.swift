@@ -96,7 +96,9 @@ final class CrashRecoveryTests: XCTestCase {
         XCTAssertLessThanOrEqual(stamps.count, run.acknowledged + window, "\(label): more than one commit window beyond the last ACK")
         let expected = (0..<stamps.count).map { run.t0 + Double($0) * 20 }
         XCTAssertEqual(stamps, expected, "\(label): samples duplicated, reordered or missing")
-        let session = try await store.session(id: run.sessionId)
-        XCTAssertNotNil(session, label)
+        let stored = try await store.session(id: run.sessionId)
+        let session = try XCTUnwrap(stored, label)
+        XCTAssertEqual(session.samples, Int64(stamps.count), "\(label): the session's count is the samples its chunks hold")
+        XCTAssertEqual(session.expected - session.samples, session.gaps.reduce(0) { $0 + $1.missing }, label)
     }
 }
