@@ -116,8 +116,7 @@ extension GyroStore {
         let pages = try db.first("PRAGMA page_count") { try $0.int(0) } ?? 0
         let free = try db.first("PRAGMA freelist_count") { try $0.int(0) } ?? 0
         let size = try db.first("PRAGMA page_size") { try $0.int(0) } ?? 4096
-        // A slot (4,000 bytes) fills a page of the store's 4 KiB pages.
         let slots = try db.first("SELECT count(*) FROM sampleRing") { try $0.int(0) } ?? 0
-        return max(0, pages - free - slots) * size
+        return max(0, (pages - free) * size - slots * RingSlot.pagesBytes(pageSize: size))
     }
 }

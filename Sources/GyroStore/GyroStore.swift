@@ -129,6 +129,20 @@ public struct GyroStore: Sendable {
     static let readerCacheKiB = 256
     static let writerCacheKiB = 1024
 
+    /// The page size of a store file this version creates.
+    ///
+    /// Why 1 KiB, not SQLite's 4 KiB: most pages a commit writes are a row or an index entry
+    /// changed in place (a chunk's row, the session's, the outbox's, the documents' indexes),
+    /// and each costs the WAL a whole page, then the database file again at the checkpoint.
+    /// Content that fills pages (chunk bodies, the sample ring's slots) costs the same bytes in
+    /// smaller pages. A file keeps the page size it was created with (changing it means
+    /// rewriting the whole file), so stores from before stay at 4 KiB. docs/durability.md.
+    static let newFilePageSize = 1024
+
+    /// The WAL's size at which it is checkpointed, whatever the page size: SQLite's default
+    /// (1,000 pages) in 4 KiB pages.
+    static let checkpointBytes = 1000 * 4096
+
     /// What every connection sets before its first use.
     static func prepare(_ db: SQLiteConnection) throws(SQLiteError) {
         try db.execute("PRAGMA foreign_keys = ON")
@@ -154,17 +168,20 @@ public struct GyroStore: Sendable {
     static func openWriter(_ path: String) throws -> SQLiteConnection {
         let writer = try SQLiteConnection(path: path)
         try prepare(writer)
+        // Takes effect only in a new file: before its header is first written (just below).
+        try writer.execute("PRAGMA page_size = \(newFilePageSize)")
         // Reading the header here is also what finds a file that is not a database (SQLITE_NOTADB).
         let mode = try writer.first("PRAGMA journal_mode = WAL") { try $0.text(0) }
         guard mode == "wal" else {
             throw SQLiteError(code: SQLITE_CANTOPEN, message: "\(path) cannot use a WAL journal (journal_mode is \(mode ?? "unknown"))")
         }
-        // The WAL keeps SQLite's default checkpoint size (1,000 pages, ~4 MB). At 4 x 100 Hz it
-        // fills in about a minute, then is reused from its start: no more growth, and a checkpoint
-        // a minute, each two fdatasyncs of its own (WAL, database) plus the WAL header's at the next
-        // commit. A WAL that reaches its size within seconds (100 pages) checkpoints every few
-        // seconds instead, and the writer thread uses more CPU, not less (e2e bench,
-        // docs/benchmarks.md).
+        // The WAL is checkpointed at about 4 MB (`checkpointBytes`), then reused from its start:
+        // no more growth, and a checkpoint (two fdatasyncs of its own, the WAL's and the
+        // database's, plus the WAL header's at the next commit) every few minutes. A WAL that
+        // reaches its size within seconds checkpoints every few seconds instead, and the writer
+        // thread uses more CPU, not less (e2e bench, docs/benchmarks.md).
+        let pageSize = try writer.first("PRAGMA page_size") { try $0.int(0) } ?? 4096
+        try writer.execute("PRAGMA wal_autocheckpoint = \(max(1, checkpointBytes / pageSize))")
         let verdict = try writer.first("PRAGMA quick_check") { try $0.text(0) } ?? "no answer"
         guard verdict == "ok" else {
             throw SQLiteError(code: SQLITE_CORRUPT, message: "quick_check: \(verdict)")

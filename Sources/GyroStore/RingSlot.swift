@@ -1,5 +1,6 @@
 /// One slot of the sample ring (`SampleRing`): new samples of open chunks from one commit, in
-/// a blob of fixed size, so that writing it rewrites one leaf page in place.
+/// a blob of fixed size, so that writing it rewrites its own pages in place (one 4 KiB page, or
+/// the few of smaller pages it fills) and no other.
 ///
 /// Layout, little-endian: format (1 byte; 0 = never written), the commit's sequence (8), the
 /// payload's length (2), an FNV-1a checksum of sequence and payload (4), the payload, zeros.
@@ -10,6 +11,11 @@
 /// memory.
 struct RingSlot: Sendable, Equatable {
     static let size = 4_000
+
+    /// The bytes of the pages a slot takes in a file of `pageSize` pages: one 4 KiB page, or
+    /// the overflow pages of smaller ones (its leaf cell shares a page with other slots').
+    static func pagesBytes(pageSize: Int) -> Int { (size + pageSize - 1) / pageSize * pageSize }
+
     static let format: UInt8 = 1
     static let headerSize = 15
     /// Room for the payload, its batch count's varint (at most 3 bytes) included.

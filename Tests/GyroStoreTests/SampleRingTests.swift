@@ -33,7 +33,7 @@ final class SampleRingTests: XCTestCase {
         return changes
     }
 
-    func testACommitOfSamplesWritesOnePage() async throws {
+    func testACommitOfSamplesWritesOnlyItsSlotsPages() async throws {
         let folder = try TemporaryDirectory()
         defer { folder.remove() }
         let store = try GyroStore.open(directory: folder.path, logger: testLogger())
@@ -43,7 +43,8 @@ final class SampleRingTests: XCTestCase {
             let before = try walFrames(wal).count
             try await store.commit(appends(chunks, (second * 100)..<((second + 1) * 100)))
             let frames = try walFrames(wal).dropFirst(before)
-            XCTAssertEqual(frames.count, 1, "second \(second): pages \(frames.map(\.page))")
+            XCTAssertLessThanOrEqual(frames.count, RingSlot.pagesBytes(pageSize: GyroStore.newFilePageSize) / GyroStore.newFilePageSize,
+                                     "second \(second): the slot's pages and no other: \(frames.map(\.page))")
             XCTAssertEqual(frames.last?.commit, true)
             XCTAssertNotEqual(frames.first?.page, 1, "not the database header")
         }

@@ -8,7 +8,7 @@ For each delay and cycle: a fresh emulated MetaWear (one sensor), a real mosquit
 gateway as its own process with `capture.commitIntervalMs` = --commit-ms, on a store of its
 own. Once the sensor's first sample is sent, the gateway is killed with SIGKILL `delay` seconds
 after it. The peer's count of samples sent by then is compared with what the store kept (the
-open session's committed `samples`, read with sqlite3 after the kill): at most
+samples its chunks hold, read with sqlite3 after the kill): at most
 commit-ms worth of samples (plus one notification in flight) may be lost, and the store must
 pass `PRAGMA integrity_check`. A last check restarts the gateway on one of those stores: the
 session left open is closed (or withdrawn if it stored nothing), with `expected - samples`
@@ -34,6 +34,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Benchmarks", "E2E"))
 import e2e_bench as bench  # noqa: E402  (the broker, the peer and the process helpers)
+import reliability as rel  # noqa: E402  (reading the store as the invariants do)
 
 
 def config(tmp: str, hci: int, mqtt_port: int, odr: int, commit_ms: int) -> str:
@@ -55,14 +56,12 @@ def config(tmp: str, hci: int, mqtt_port: int, odr: int, commit_ms: int) -> str:
 
 
 def stored(tmp: str) -> tuple[int, int, str]:
-    """(samples committed in open sessions, sessions, integrity_check) of the store after a kill."""
-    db = sqlite3.connect(os.path.join(tmp, "data", "store.sqlite"))
-    try:
-        integrity = db.execute("PRAGMA integrity_check").fetchone()[0]
-        rows = db.execute("SELECT samples FROM session").fetchall()
-        return sum(r[0] for r in rows), len(rows), integrity
-    finally:
-        db.close()
+    """(samples the store holds, sessions, integrity_check) after a kill. An open session's row
+    holds its counts as of its last full write; its samples are in its chunks (closed: their
+    counts; open: their samples in the sample ring), as the gateway counts them at its restart."""
+    store = rel.read_store(os.path.join(tmp, "data", "store.sqlite"))
+    held = sum(len(c.points) if c.is_open else c.count for c in store.chunks)
+    return held, len(store.sessions), store.integrity
 
 
 def run_cycles(gateway: str, delays: list[float], commit_ms: int, odr: int, cycles: int,
