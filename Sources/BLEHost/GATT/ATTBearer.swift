@@ -7,10 +7,11 @@ import PosixThreads
 ///
 /// Design overview: the host's dispatch calls ``receive(_:)`` synchronously for every ATT PDU
 /// from the peer, in order, with no actor hop, because notifications arrive thousands of times
-/// a second: each notification's value is handed to its subscribers right there, as a slice
-/// of the received frame. State is behind one `Mutex`: the single outstanding request (ATT
-/// allows one per bearer, 3.3.2; ``GATTClient`` queues callers before they get here), the
-/// notification subscribers by value handle, and whether the link is down. ``close()`` fails
+/// a second: a notification's value is copied into the bearer's reused batch and handed to its
+/// subscriber with the rest of the wake-up's (``flush()``), so the subscriber enters its actor
+/// once per wake-up, not per value. State is behind one `Mutex`: the single outstanding request
+/// (ATT allows one per bearer, 3.3.2; ``GATTClient`` queues callers before they get here), the
+/// notification subscribers by value handle, the held batch, and whether the link is down. ``close()`` fails
 /// the request and ends every subscription, so nothing waits on a dead link.
 ///
 /// After a request timeout the spec (3.3.3) forbids further requests on the bearer: later
