@@ -207,6 +207,8 @@ public actor BLEHost {
         transport.start(receive: { next in
             self.assumeIsolated { host in
                 while let packet = next() { host.dispatch(packet) }
+                // Each link's notifications of this wake-up, in one call per link.
+                for index in host.inbound.indices { host.inbound[index].bearer.flush() }
             }
         }, ended: { error in
             self.assumeIsolated { $0.transportFailed(error) }

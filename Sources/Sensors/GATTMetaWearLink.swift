@@ -56,9 +56,9 @@ public final class GATTMetaWearLink: MetaWearLink {
 
     public var loop: ThreadExecutor { connection.loop }
 
-    public func enableNotifications(receive: @escaping @Sendable (ArraySlice<UInt8>) -> Void,
+    public func enableNotifications(receive: @escaping @Sendable (NotificationBatch) -> Void,
                                     ended: @escaping @Sendable () -> Void) async throws {
-        try await connection.gatt.subscribe(notify, receive: receive, ended: ended)
+        try await connection.gatt.subscribe(notify, receiveBatch: receive, ended: ended)
     }
 
     public func readString(_ characteristicUUID: String) async throws -> String? {

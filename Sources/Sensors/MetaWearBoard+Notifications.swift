@@ -15,6 +15,22 @@ extension MetaWearBoard {
         return readArrival
     }
 
+    /// A batch of notifications, as the link delivered them; their events go to the owner
+    /// together at the end, so it is entered once per batch.
+    func handle(_ batch: NotificationBatch, now: () -> Double) {
+        inBatch = true
+        for bytes in batch { handle(bytes, arrival: arrival(now)) }
+        inBatch = false
+        guard !batchEvents.isEmpty else { return }
+        onEvents(batchEvents)
+        batchEvents.removeAll(keepingCapacity: true)
+    }
+
+    /// Passes `event` on: at the end of the batch being handled, or now.
+    func onEvent(_ event: BoardEvent) {
+        if inBatch { batchEvents.append(event) } else { onEvents([event]) }
+    }
+
     /// One notification, as the host read it (the slice is valid during this call only).
     func handle(_ bytes: ArraySlice<UInt8>, arrival: Double) {
         guard bytes.count >= 2 else { return }

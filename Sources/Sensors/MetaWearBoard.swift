@@ -11,9 +11,10 @@ import PosixThreads
 /// ``BoardOptions/responseTimeout``), then the reset sequence that clears streams, loggers,
 /// processors and events left by an earlier session or another client, and a barrier read.
 /// ``startStreaming()`` configures and starts the streams of ``StreamingPlan``; ``stopStreaming()``
-/// stops them in reverse. The board runs on its link's `ThreadExecutor`: each notification is
-/// handled synchronously as the host reads it, and data notifications are passed on at once as
-/// ``BoardEvent/samples(_:_:arrival:)`` to the `onEvent` handler, in order. A stream the board kept running across a reconnect (it does: the link drop does not
+/// stops them in reverse. The board runs on its link's `ThreadExecutor`: each batch of
+/// notifications (a transport wake-up's) is handled synchronously as the host hands it over, and
+/// data notifications are passed on as ``BoardEvent/samples(_:_:arrival:)`` to the `onEvents`
+/// handler, in order, those of a batch together at its end. A stream the board kept running across a reconnect (it does: the link drop does not
 /// stop it) is told apart from the new one:
 /// - before discovery, data notifications cannot be parsed (register numbers depend on the chip), so
 ///   they are kept with their arrival times;
@@ -41,8 +42,13 @@ public actor MetaWearBoard {
     public internal(set) var lastDataArrival: Double?
     public internal(set) var battery: Settings.BatteryState?
 
-    /// Receives every event, on the link's loop, synchronously.
-    let onEvent: @Sendable (BoardEvent) -> Void
+    /// Receives the events, on the link's loop, synchronously: those of a notification batch
+    /// together at its end, any other at once.
+    let onEvents: @Sendable ([BoardEvent]) -> Void
+    /// The events of the batch being handled (storage kept from batch to batch), and whether
+    /// one is.
+    var batchEvents: [BoardEvent] = []
+    var inBatch = false
     var parser = MetaWearPacketParser()
     enum Phase { case discovering, stale, quiet, streaming }
     var phase = Phase.quiet
@@ -90,14 +96,14 @@ public actor MetaWearBoard {
     /// `knownResetTimes`: when the power cycles this board may still be in began, as earlier
     /// readings placed them (see `readClock()`).
     public init(link: any MetaWearLink, options: BoardOptions, logger: Logger, knownResetTimes: [UInt8: Double] = [:],
-                now: @escaping @Sendable () -> Double, onEvent: @escaping @Sendable (BoardEvent) -> Void = { _ in }) {
+                now: @escaping @Sendable () -> Double, onEvents: @escaping @Sendable ([BoardEvent]) -> Void = { _ in }) {
         self.link = link
         self.knownResetTimes = knownResetTimes
         self.options = options
         responseTimeout = options.responseTimeout
         self.logger = logger
         self.now = now
-        self.onEvent = onEvent
+        self.onEvents = onEvents
         loop = link.loop
     }
 
@@ -122,13 +128,12 @@ public actor MetaWearBoard {
         if !subscribed {
             subscribed = true
             let now = self.now
-            let handle = loop.entry(into: MetaWearBoard.self) { board, bytes in board.handle(bytes, arrival: board.arrival(now)) }
             // The link holds these callbacks, and with them the board, until it goes down (its
             // owner ends it after closing the board). Not weak: a weakly referenced object gets a
             // side table, which makes every retain and release of it slower, and the board is
-            // retained and released on every notification.
-            try await link.enableNotifications(receive: { bytes in
-                handle(self, bytes)
+            // retained and released on every batch.
+            try await link.enableNotifications(receive: { batch in
+                self.assumeIsolated { $0.handle(batch, now: now) }
             }, ended: {
                 self.assumeIsolated { $0.linkEnded() }
             })

@@ -7,10 +7,11 @@ import MetaWear
 public protocol MetaWearLink: Sendable {
     /// The thread that delivers this link's notifications; the board runs on it.
     var loop: ThreadExecutor { get }
-    /// Enables notifications on `326a9006` (writes its CCCD): each is handed to `receive` on
-    /// ``loop``, in arrival order, as a slice valid for the call only; `ended` is called there
-    /// once when the link goes down.
-    func enableNotifications(receive: @escaping @Sendable (ArraySlice<UInt8>) -> Void,
+    /// Enables notifications on `326a9006` (writes its CCCD): they are handed to `receive` on
+    /// ``loop``, in arrival order, in batches valid for the call only (the BLE host's batch is a
+    /// transport wake-up's values); `ended` is called there once when the link goes down, after
+    /// every value.
+    func enableNotifications(receive: @escaping @Sendable (NotificationBatch) -> Void,
                              ended: @escaping @Sendable () -> Void) async throws
     /// Reads a Device Information string (`2a26`, `2a24`, …); `nil` when the board has no such
     /// characteristic.

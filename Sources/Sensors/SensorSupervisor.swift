@@ -179,17 +179,17 @@ public actor SensorSupervisor {
         connectedOnce = true
         linkDown = nil
         let loop = self.loop
-        let handle = loop.entry(into: SensorSupervisor.self) { supervisor, event in supervisor.handle(event) }
         // Not weak (here and in the loop's timers): the supervisor is retained and released on
-        // every notification, and a weakly referenced object gets a side table, which makes each
-        // of those slower. The board holds this until its link goes down, which this function
+        // every batch, and a weakly referenced object gets a side table, which makes each of
+        // those slower. The board holds this until its link goes down, which this function
         // makes sure of before it returns.
-        let board = MetaWearBoard(link: link, options: settings.board, logger: logger, knownResetTimes: resetTimes, now: now) { event in
-            // The board runs on its link's loop; the gateway gives both the same one.
+        let board = MetaWearBoard(link: link, options: settings.board, logger: logger, knownResetTimes: resetTimes, now: now) { events in
+            // The board runs on its link's loop; the gateway gives both the same one. A batch's
+            // events come together, so the supervisor is entered once for them.
             if loop.isCurrent {
-                handle(self, event)
+                self.assumeIsolated { supervisor in for event in events { supervisor.handle(event) } }
             } else {
-                loop.execute { self.assumeIsolated { $0.handle(event) } }
+                loop.execute { self.assumeIsolated { supervisor in for event in events { supervisor.handle(event) } } }
             }
         }
         await board.keep(unparsed)

@@ -74,6 +74,14 @@ final class InMemoryController: HCITransport {
         if let receive { loop.execute { Self.deliver([packet], to: receive) } }
     }
 
+    /// Delivers `packets` (H4 bytes each) in one wake-up of the host, as a transport read that
+    /// brought them all.
+    func injectTogether(_ packets: [[UInt8]]) {
+        let packets = packets.compactMap { h4 in h4.first.map { H4Packet(type: HCIPacketType(rawValue: $0), bytes: h4.dropFirst()) } }
+        guard let receive = delivery.withLock({ $0.closed ? nil : $0.receive }) else { return }
+        loop.execute { Self.deliver(packets, to: receive) }
+    }
+
     func start(receive: @escaping @Sendable (_ next: @Sendable () -> H4Packet?) -> Void, ended: @escaping @Sendable (TransportError) -> Void) {
         let (early, closed) = delivery.withLock { delivery in
             delivery.receive = receive

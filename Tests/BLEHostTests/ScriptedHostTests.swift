@@ -146,6 +146,23 @@ final class ScriptedHostTests: XCTestCase {
         XCTAssertEqual(status.aclBuffersAvailable, status.aclBufferCount)
     }
 
+    func testAWakeUpsNotificationsComeInOneBatchAndBeforeTheLinksEnd() async throws {
+        let (batches, sink) = AsyncStream.makeStream(of: [[UInt8]].self)
+        _ = try connection.gatt.bearer.subscribe(handle: 0x11, NotificationSubscriber(batch: { sink.yield($0.map { Array($0) }) },
+                                                                                      ended: { sink.yield([]); sink.finish() }))
+        func notification(_ value: UInt8) -> [UInt8] {
+            let frame = L2CAPBasicFrame(channelID: .att, payload: [0x1B, 0x11, 0x00, value]).encode()
+            return ACLPacket(handle: 0x40, packetBoundary: .firstFlushable, data: frame).h4Bytes()
+        }
+        let disconnection = HCIEvent.disconnectionComplete(DisconnectionCompleteEvent(status: .success, connectionHandle: 0x40,
+                                                                                      reason: .connectionTimeout)).h4Bytes()
+        controller.injectTogether([notification(1), notification(2)])
+        controller.injectTogether([notification(3), disconnection])
+        var received: [[[UInt8]]] = []
+        for await batch in batches { received.append(batch) }
+        XCTAssertEqual(received, [[[1], [2]], [[3]], []], "one batch per wake-up, the last flushed before the end")
+    }
+
     func testLostTransportEndsTheLinksThenTheHost() async throws {
         let cancelled = Task { [host] in try await host!.waitUntilEnded() }
         cancelled.cancel()

@@ -119,8 +119,8 @@ final class BoardSequenceTests: XCTestCase {
             defer { fake.stop() }
             let clocks = Clocks()
             let board = MetaWearBoard(link: fake.connect(), options: BoardOptions(), logger: Logger(label: "test"),
-                                      knownResetTimes: known, now: FakeMetaWear.now) { event in
-                if case .clock(let clock) = event { clocks.append(clock) }
+                                      knownResetTimes: known, now: FakeMetaWear.now) { events in
+                for case .clock(let clock) in events { clocks.append(clock) }
             }
             try await board.initialise()
             return clocks.first

@@ -217,7 +217,7 @@ final class FakeMetaWear: @unchecked Sendable {
         let loop = ThreadExecutor.dataPlane
 
         struct Sink {
-            let receive: @Sendable (ArraySlice<UInt8>) -> Void
+            let receive: @Sendable (NotificationBatch) -> Void
             let ended: @Sendable () -> Void
         }
         private var gone: String?
@@ -228,7 +228,7 @@ final class FakeMetaWear: @unchecked Sendable {
         /// The CCCD is on and the link is up.
         var notificationsEnabled: Bool { lock.withLock { sink != nil && gone == nil } }
 
-        func enableNotifications(receive: @escaping @Sendable (ArraySlice<UInt8>) -> Void,
+        func enableNotifications(receive: @escaping @Sendable (NotificationBatch) -> Void,
                                  ended: @escaping @Sendable () -> Void) async throws {
             let isGone = lock.withLock { sink = Sink(receive: receive, ended: ended); return gone != nil }
             if isGone { throw Closed() }
@@ -269,7 +269,7 @@ final class FakeMetaWear: @unchecked Sendable {
 
         fileprivate func deliver(_ bytes: [UInt8]) {
             guard let sink = lock.withLock({ gone == nil ? self.sink : nil }) else { return }
-            loop.execute { sink.receive(bytes[...]) }
+            loop.execute { sink.receive(NotificationBatch(bytes[...])) }
         }
 
         fileprivate func drop(reason: String) {

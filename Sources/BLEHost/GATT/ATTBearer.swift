@@ -7,10 +7,11 @@ import PosixThreads
 ///
 /// Design overview: the host's dispatch calls ``receive(_:)`` synchronously for every ATT PDU
 /// from the peer, in order, with no actor hop, because notifications arrive thousands of times
-/// a second: each notification's value is handed to its subscribers right there, as a slice
-/// of the received frame. State is behind one `Mutex`: the single outstanding request (ATT
-/// allows one per bearer, 3.3.2; ``GATTClient`` queues callers before they get here), the
-/// notification subscribers by value handle, and whether the link is down. ``close()`` fails
+/// a second: a notification's value is copied into the bearer's reused batch and handed to its
+/// subscriber with the rest of the wake-up's (``flush()``), so the subscriber enters its actor
+/// once per wake-up, not per value. State is behind one `Mutex`: the single outstanding request
+/// (ATT allows one per bearer, 3.3.2; ``GATTClient`` queues callers before they get here), the
+/// notification subscribers by value handle, the held batch, and whether the link is down. ``close()`` fails
 /// the request and ends every subscription, so nothing waits on a dead link.
 ///
 /// After a request timeout the spec (3.3.3) forbids further requests on the bearer: later
@@ -32,6 +33,9 @@ final class ATTBearer: Sendable {
         /// dictionary of dictionaries, and hands a subscriber out without copying a collection.
         var subscribers: [(handle: UInt16, id: UInt64, subscriber: NotificationSubscriber)] = []
         var notifications = 0
+        /// The values of this wake-up not yet handed over, all for the subscriber `heldFor`.
+        var held = NotificationBatch()
+        var heldFor: UInt64?
         var nextSubscriberID: UInt64 = 0
         var closed = false
         var timedOut: (request: String, after: Duration)?
@@ -199,33 +203,51 @@ final class ATTBearer: Sendable {
             }
             let start = bytes.startIndex
             let handle = UInt16(bytes[start + 1]) | UInt16(bytes[start + 2]) << 8
-            // The first subscriber's callback is handed out directly; a second one for the same
-            // handle is rare. (Searched by index: a slice or a copied entry of the list would
-            // retain its buffer or its callbacks.)
-            var more = false
-            if let first = state.withLock({ state -> NotificationSubscriber.Receive? in
+            let value = bytes[(start + 3)...]
+            // The first subscriber's values are held for the end of the wake-up; a second
+            // subscriber for the same handle is rare. (Searched by index: a slice or a copied
+            // entry of the list would retain its buffer or its callbacks.)
+            var delivery = Delivery.none
+            var id: UInt64 = 0
+            state.withLock { state in
                 state.notifications += 1
                 var found: Int?
                 for index in state.subscribers.indices where state.subscribers[index].handle == handle {
                     if found != nil {
-                        more = true
-                        break
+                        delivery = .several
+                        return
                     }
                     found = index
                 }
-                guard let found else { return nil }
-                return state.subscribers[found].subscriber.receive
-            }) {
-                let value = bytes[(start + 3)...]
-                if more {
-                    let all = state.withLock { $0.subscribers.filter { $0.handle == handle }.map(\.subscriber) }
-                    for subscriber in all { subscriber.value(value) }
-                } else {
-                    first.call(value)
+                guard let found else { return }
+                id = state.subscribers[found].id
+                guard state.heldFor == nil || state.heldFor == id else {
+                    delivery = .afterFlush
+                    return
                 }
+                state.heldFor = id
+                state.held.append(value)
+                delivery = .held
+            }
+            switch delivery {
+            case .none, .held:
+                break
+            case .afterFlush:
+                flush()
+                state.withLock { state in
+                    state.heldFor = id
+                    state.held.append(value)
+                }
+            case .several:
+                flush()
+                let all = state.withLock { $0.subscribers.filter { $0.handle == handle }.map(\.subscriber) }
+                let batch = NotificationBatch(value)
+                for subscriber in all { subscriber.receive.call(batch) }
             }
             return opcode == .handleValueIndication ? .confirm : .none
         }
+        // Held values first: whatever this PDU settles comes after them.
+        flush()
         let pdu: ATTPDU
         do {
             pdu = try ATTPDU(decoding: bytes)
@@ -248,8 +270,30 @@ final class ATTBearer: Sendable {
         return .none
     }
 
+    private enum Delivery { case none, held, afterFlush, several }
+
+    /// Hands the held values to their subscriber in one call. The host calls this at the end of
+    /// each wake-up, and the bearer before anything else it passes on (a response, the link's
+    /// end), so values keep their order and none waits past its wake-up.
+    func flush() {
+        var receive: NotificationSubscriber.Receive?
+        var batch = state.withLock { state in
+            var batch = NotificationBatch()
+            guard let id = state.heldFor else { return batch }
+            state.heldFor = nil
+            swap(&batch, &state.held)
+            receive = state.subscribers.first(where: { $0.id == id })?.subscriber.receive
+            return batch
+        }
+        guard let receive else { return }
+        receive.call(batch)
+        batch.removeAll()
+        state.withLock { state in if state.held.isEmpty { swap(&batch, &state.held) } }
+    }
+
     /// Fails the outstanding request and finishes every stream. Idempotent.
     func close() {
+        flush()
         let (pending, subscribers) = state.withLock { state in
             state.closed = true
             defer { state.subscribers = [] }
@@ -260,25 +304,27 @@ final class ATTBearer: Sendable {
     }
 }
 
-/// Who receives a characteristic's notifications: `value` for each, on the host's thread (the
-/// slice is valid for the call only), and `ended` once when the link goes down.
+/// Who receives a characteristic's notifications: `receive` for each wake-up's values, on the
+/// host's thread (the batch is valid for the call only), and `ended` once when the link goes down.
 struct NotificationSubscriber: Sendable {
-    /// The value callback in a struct of its own, so that it alone is copied out of the bearer's
-    /// lock for each notification. (A bare closure returned through the generic `withLock` is
-    /// wrapped in a thunk, allocated on every call.)
+    /// The callback in a struct of its own, so that it alone is copied out of the bearer's lock
+    /// for each batch. (A bare closure returned through the generic `withLock` is wrapped in a
+    /// thunk, allocated on every call.)
     struct Receive: Sendable {
-        let call: @Sendable (ArraySlice<UInt8>) -> Void
+        let call: @Sendable (NotificationBatch) -> Void
     }
 
     let receive: Receive
     let ended: @Sendable () -> Void
 
-    init(value: @escaping @Sendable (ArraySlice<UInt8>) -> Void, ended: @escaping @Sendable () -> Void) {
-        receive = Receive(call: value)
+    init(batch: @escaping @Sendable (NotificationBatch) -> Void, ended: @escaping @Sendable () -> Void) {
+        receive = Receive(call: batch)
         self.ended = ended
     }
 
-    func value(_ bytes: ArraySlice<UInt8>) { receive.call(bytes) }
+    init(value: @escaping @Sendable (ArraySlice<UInt8>) -> Void, ended: @escaping @Sendable () -> Void) {
+        self.init(batch: { for bytes in $0 { value(bytes) } }, ended: ended)
+    }
 }
 
 extension ATTOpcode {

@@ -233,12 +233,14 @@ public actor GATTClient {
     }
 
     /// Writes the characteristic's CCCD (0x0001 notifications, 0x0002 indications) and hands
-    /// each value to `receive`, synchronously on the host's `ThreadExecutor` as the frame is
-    /// read (the slice is valid during the call only); `ended` is called once when the link goes
-    /// down. The subscription is registered before the CCCD write, so no value is missed.
-    /// Indications are confirmed by the host. `receive` runs on the data path: it must not block.
+    /// the values of each transport wake-up to `receive` in one batch, synchronously on the
+    /// host's `ThreadExecutor` at the end of that wake-up, or earlier when anything else the
+    /// host passes to this link (a response, the link's end) comes after them (the batch is
+    /// valid during the call only); `ended` is called once when the link goes down. The
+    /// subscription is registered before the CCCD write, so no value is missed. Indications
+    /// are confirmed by the host. `receive` runs on the data path: it must not block.
     public func subscribe(_ characteristic: GATTCharacteristic, indications: Bool = false,
-                          receive: @escaping @Sendable (ArraySlice<UInt8>) -> Void,
+                          receiveBatch receive: @escaping @Sendable (NotificationBatch) -> Void,
                           ended: @escaping @Sendable () -> Void) async throws {
         let needed: GATTCharacteristicProperties = indications ? .indicate : .notify
         guard characteristic.properties.contains(needed) else {
@@ -249,7 +251,7 @@ public actor GATTClient {
             throw GATTError.notSupported("characteristic \(characteristic.uuid) has no Client Characteristic Configuration descriptor")
         }
         let handle = characteristic.valueHandle
-        let id = try bearer.subscribe(handle: handle, NotificationSubscriber(value: receive, ended: ended))
+        let id = try bearer.subscribe(handle: handle, NotificationSubscriber(batch: receive, ended: ended))
         do {
             try await writeValue(handle: cccd.handle, indications ? [0x02, 0x00] : [0x01, 0x00], withResponse: true)
         } catch {
@@ -258,7 +260,15 @@ public actor GATTClient {
         }
     }
 
-    /// ``subscribe(_:indications:receive:ended:)`` as a stream of copied values that finishes
+    /// ``subscribe(_:indications:receiveBatch:ended:)`` with the values one at a time.
+    public func subscribe(_ characteristic: GATTCharacteristic, indications: Bool = false,
+                          receive: @escaping @Sendable (ArraySlice<UInt8>) -> Void,
+                          ended: @escaping @Sendable () -> Void) async throws {
+        try await subscribe(characteristic, indications: indications,
+                            receiveBatch: { for value in $0 { receive(value) } }, ended: ended)
+    }
+
+    /// ``subscribe(_:indications:receiveBatch:ended:)`` as a stream of copied values that finishes
     /// when the link goes down, for callers off the data path (tools, tests). It buffers
     /// without limit: consume it promptly.
     public func subscribe(_ characteristic: GATTCharacteristic, indications: Bool = false) async throws -> AsyncStream<[UInt8]> {
