@@ -39,6 +39,12 @@ let package = Package(
         .target(name: "GatewayConfig", dependencies: ["JSON", "TextTools", "ZoneInfo"], swiftSettings: strict),
         // Detached POSIX threads for blocking loops (no Foundation Thread).
         .target(name: "PosixThreads", swiftSettings: strict),
+        // The kernel's clock interfaces Glibc's module lacks (timerfd cancel-on-set, adjtimex).
+        .systemLibrary(name: "CClock"),
+        // The gateway's one time source: the continuous timeline, the true-time estimate that
+        // follows the wall clock's steps, and whether it is synchronised (or dated by a board).
+        .target(name: "HostTime", dependencies: ["CClock", "PosixThreads", .product(name: "Logging", package: "swift-log")],
+                swiftSettings: strict),
         // Bluetooth LE host, bottom up: wire primitives, HCI, GAP advertising data, L2CAP, ATT.
         .target(name: "BluetoothWire", swiftSettings: strict),
         .target(name: "HCI", dependencies: ["BluetoothWire"], swiftSettings: strict),
@@ -59,26 +65,27 @@ let package = Package(
         // MetaWear boards over a GATT link, and their supervision: initialisation, streaming, gaps.
         .target(
             name: "Sensors",
-            dependencies: ["MetaWear", "Capture", "BLEHost", "BluetoothWire", "PosixThreads", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["MetaWear", "Capture", "GyroStore", "HostTime", "BLEHost", "BluetoothWire", "PosixThreads",
+                           .product(name: "Logging", package: "swift-log")],
             swiftSettings: dataPlane
         ),
         // SQLite's C API (apt: libsqlite3-dev), which GyroStore wraps.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(
             name: "GyroStore",
-            dependencies: ["CSQLite", "JSON", "MetaWear", "PosixThreads", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CSQLite", "HostTime", "JSON", "MetaWear", "PosixThreads", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .target(
             name: "Capture",
-            dependencies: ["GyroStore", "JSON", "MetaWear", "PosixThreads", "ZoneInfo", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["GyroStore", "HostTime", "JSON", "MetaWear", "PosixThreads", "ZoneInfo", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         // The admin API: HTTP/1.1 + JSON on a unix socket, Prometheus metrics, systemd notify.
         .target(
             name: "Admin",
             dependencies: [
-                "GatewayConfig", "GyroStore", "Capture", "JSON", "PosixThreads", "TextTools",
+                "GatewayConfig", "GyroStore", "Capture", "HostTime", "JSON", "PosixThreads", "TextTools",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -92,7 +99,7 @@ let package = Package(
         .target(
             name: "WebView",
             dependencies: [
-                "Admin", "Capture", "GatewayConfig", "JSON",
+                "Admin", "Capture", "GatewayConfig", "HostTime", "JSON",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -117,7 +124,7 @@ let package = Package(
         .target(
             name: "Daemon",
             dependencies: [
-                "GatewayConfig", "GyroStore", "Capture", "PosixThreads", "Admin", "WebView", "MQTTPublisher", "Sensors", "BLEHost", "MetaWear", "CMalloc", "JSON", "TextTools", "ZoneInfo",
+                "GatewayConfig", "GyroStore", "Capture", "HostTime", "PosixThreads", "Admin", "WebView", "MQTTPublisher", "Sensors", "BLEHost", "MetaWear", "CMalloc", "JSON", "TextTools", "ZoneInfo",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -184,6 +191,7 @@ let package = Package(
         .testTarget(name: "GatewayConfigTests", dependencies: ["GatewayConfig", "ZoneInfo"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "PosixThreadsTests", dependencies: ["PosixThreads"]),
+        .testTarget(name: "HostTimeTests", dependencies: ["HostTime"]),
         .testTarget(name: "TextToolsTests", dependencies: ["TextTools"]),
         .testTarget(name: "ZoneInfoTests", dependencies: ["ZoneInfo"]),
         .testTarget(name: "GyroStoreTests", dependencies: ["GyroStore", "TestSupport", "CSQLite"]),

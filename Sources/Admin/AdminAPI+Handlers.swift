@@ -40,6 +40,7 @@ extension AdminAPI {
                         "sessionsStarted": counters.sessionsStarted.jsonValue, "sessionsClosed": counters.sessionsClosed.jsonValue,
                         "commitIntervalMs": commitInterval.ms.jsonValue, "commitIntervalSetting": .string(commitInterval.reason)],
             "sensors": .array(try await sensors()),
+            "clock": await clockStatus(),
         ]
     }
 
@@ -92,7 +93,9 @@ extension AdminAPI {
         let rangeName = query["range"] ?? "today"
         guard let period = Period(rawValue: rangeName) else { throw AdminError.badRequest("range must be today, week, month or all, not \"\(rangeName)\"") }
         let user = query["user"].flatMap { $0.isEmpty ? nil : $0 }
-        let report = try await SessionReport.load(from: store, period: period, userId: user, calendar: calendar)
+        // "Today" in the gateway's true time, which a board may date while the wall clock is wrong.
+        let now = engine.clock.map { Date(timeIntervalSince1970: $0.now()) } ?? Date()
+        let report = try await SessionReport.load(from: store, period: period, userId: user, calendar: calendar, now: now)
         return [
             "range": .string(period.rawValue), "count": report.count.jsonValue, "durationSeconds": (report.durationMs / 1000).jsonValue,
             "samples": report.samples.jsonValue, "fromMs": report.fromMs.jsonValue, "toMs": report.toMs.jsonValue,

@@ -52,6 +52,7 @@ extension AdminAPI {
         }
         text.add("store_working_limit_bytes", .gauge, "What retention keeps the store under: the limit, or less when the disk has less room.",
                  store.workingLimit())
+        await addClockMetrics(to: &text)
         text.add("uptime_seconds", .gauge, "Seconds since the admin API started.", (ContinuousClock.now - started).seconds)
         if let rss = ProcessMemory.residentBytes() {
             text.add("process_resident_memory_bytes", .gauge, "Resident set size, from /proc/self/statm.", rss)

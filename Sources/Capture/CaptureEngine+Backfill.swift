@@ -2,11 +2,12 @@ import GyroStore
 
 extension CaptureEngine {
     /// The gaps of `stream` a backfill of `device` could fill: the open session's (committed or not)
-    /// and those of sessions stored in the last `days` days.
+    /// and those of sessions stored in the last `days` days, with their times on the timeline
+    /// (the frame the sensors place logged samples in).
     public func fillableGaps(device: String, stream: SensorStream, days: Double = 7) async throws -> [GapRange] {
         let stored = try await store.fillableGaps(device: device, stream: stream.rawValue, sinceMs: now() - days * 86_400_000)
         let live = open[device]?.record.gaps.filter { $0.stream == stream.rawValue && $0.reason != .storeFull } ?? []
-        return stored + live.filter { !stored.contains($0) }
+        return (stored + live.filter { !stored.contains($0) }).map { $0.shifted(by: -correctionMs) }
     }
 
     /// Fills the device's recorded gaps of `stream` with samples from the board's log
@@ -18,8 +19,10 @@ extension CaptureEngine {
     /// committed, so the store holds every gap. Afterwards the engine's own copies of the sessions
     /// get the same changes, so later commits carry them on.
     @discardableResult
-    public func backfill(device: String, stream: SensorStream, samples: [StoredSample]) async throws -> BackfillReport {
-        guard !samples.isEmpty else { return BackfillReport() }
+    public func backfill(device: String, stream: SensorStream, samples timelineSamples: [StoredSample]) async throws -> BackfillReport {
+        guard !timelineSamples.isEmpty else { return BackfillReport() }
+        let shift = correctionMs
+        let samples = shift == 0 ? timelineSamples : timelineSamples.map { StoredSample(timestampMs: $0.timestampMs + shift, x: $0.x, y: $0.y, z: $0.z) }
         await lockCommits()
         defer { unlockCommits() }
         if var session = open.removeValue(forKey: device) {

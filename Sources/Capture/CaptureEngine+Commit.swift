@@ -250,7 +250,8 @@ extension CaptureEngine {
                     logger.error("capture append failed", metadata: ["subsystem": "capture", "device": "\(run.sensor.device)",
                                                                      "error": "\(error)"])
                 }
-            case .toggleSession(let sensor, let atMs):
+            case .toggleSession(let sensor, let timelineMs):
+                let atMs = timelineMs + correctionMs
                 do {
                     if open[sensor.device] != nil {
                         _ = try await stopSession(device: sensor.device, atMs: atMs, reason: "button")

@@ -7,16 +7,13 @@ extension CaptureEngine {
     public func startSession(sensor: SensorIdentity, atMs: Double? = nil) async throws -> SessionRecord {
         if let existing = open[sensor.device] { return existing.record }
         let startMs = atMs ?? now()
-        var id = "\(sensor.userId)___\(Int64((startMs / 1000).rounded(.down)))"
         // Two sessions of one user in the same second (a split, a quick restart) keep distinct ids.
-        var suffix = 1
-        while try await store.session(id: id) != nil || open.values.contains(where: { $0.record.id == id }) {
-            suffix += 1
-            id = "\(sensor.userId)___\(Int64((startMs / 1000).rounded(.down)))_\(suffix)"
-        }
-        let record = SessionRecord(id: id, userId: sensor.userId, device: sensor.device, startMs: startMs,
+        let id = try await sessionId(userId: sensor.userId, startMs: startMs)
+        var record = SessionRecord(id: id, userId: sensor.userId, device: sensor.device, startMs: startMs,
                                    localDate: calendar.localDate(epochMs: startMs))
+        record.dating = dating
         open[sensor.device] = OpenSession(record: record, arrivalMs: now())
+        runSessions[id] = RunSession(startedHere: true)
         commitSignal?.yield()  // its idle timeout is a deadline of the committer's
         counters.sessionsStarted += 1
         logger.info("session started", metadata: ["subsystem": "capture", "session": "\(id)", "device": "\(sensor.device)"])
@@ -134,6 +131,11 @@ extension CaptureEngine {
             }
             if continuing.contains(record.device.uppercased()) {
                 try await continueStreams(&session)
+                runSessions[record.id] = RunSession(
+                    startedHere: false,
+                    takenOver: Dictionary(session.streams.values.map { ($0.chunk.id, $0.samples.count) }, uniquingKeysWith: max),
+                    chunksBefore: Set(try await store.chunks(sessionId: record.id).map(\.id)),
+                    continuedFrom: Dictionary(session.streams.map { ($0.key.rawValue, $0.value.nextIndex) }, uniquingKeysWith: min))
                 open[record.device] = session
                 logger.warning("continuing a session left open by an earlier run", metadata: ["subsystem": "capture", "session": "\(record.id)"])
                 continue
@@ -168,9 +170,10 @@ extension CaptureEngine {
 
     /// The index and time (epoch ms) of the last sample of `stream` in the device's open session:
     /// where a stream continues after a restart of the gateway.
+    /// The time is on the timeline, as the sensors stamp.
     public func continuation(device: String, stream: SensorStream) -> (nextIndex: Int64, lastMs: Double)? {
         guard let state = open[device]?.streams[stream], let lastMs = state.lastMs else { return nil }
-        return (state.nextIndex, lastMs)
+        return (state.nextIndex, lastMs - correctionMs)
     }
 
     /// Open sessions, for the status.
@@ -185,6 +188,7 @@ extension CaptureEngine {
     }
 
     func updateMedals(userId: String) async throws {
+        _ = try await medalsBeforeRun(userId: userId)
         let sessions = try await store.sessions(userId: userId).filter { !$0.isOpen }
         let evaluated = Medals.evaluate(sessions.map { ($0.localDate, calendar.weekKey(epochMs: $0.startMs), $0.durationMs) }, calendar: calendar)
         let previous = try await storedMedals(userId: userId)

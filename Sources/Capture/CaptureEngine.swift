@@ -1,5 +1,6 @@
 import FoundationEssentials
 import GyroStore
+import HostTime
 import Logging
 import MetaWear
 
@@ -29,8 +30,22 @@ public actor CaptureEngine {
     let calendar: PeriodCalendar
     let renderer: DocumentRenderer
     let logger: Logger
-    /// Epoch milliseconds now; injected so that tests control idle timeouts.
-    let now: @Sendable () -> Double
+    /// Milliseconds on the gateway's timeline (``GatewayClock/timeline()``), the frame the sensors
+    /// stamp in; injected so that tests control idle timeouts.
+    let timelineMs: @Sendable () -> Double
+    /// The gateway's clock, which the board clocks may date (``boardClockRead(device:resetUID:resetTime:measuredResetTime:)``).
+    public nonisolated let clock: GatewayClock?
+    /// True time minus the timeline (ms) as this engine applies it: added to every time the
+    /// sensors hand in, changed only by ``redate(_:)``, together with what it stored before.
+    var correctionMs = 0.0
+    /// How the times this engine dates now are dated.
+    public internal(set) var dating: Dating
+    /// The sessions this run dated, which a re-dating moves (see `RunSession`).
+    var runSessions: [String: RunSession] = [:]
+    /// Board reset times this run saved (true time, s), which a re-dating moves too.
+    var runResetTimes: [String: [UInt8: Double]] = [:]
+    /// Each user's medals as this run found them: a re-dating re-evaluates what it earned since.
+    var medalsAtRunStart: [String: Medals] = [:]
     /// Called after every successful commit that added outbox rows, and after a retention pass
     /// or a backfill that did (the daemon wakes the MQTT publisher with it).
     let onCommit: @Sendable () -> Void
@@ -63,15 +78,21 @@ public actor CaptureEngine {
 
     public init(store: GyroStore, rules: CaptureRules, calendar: PeriodCalendar, renderer: DocumentRenderer = DocumentRenderer(),
                 logger: Logger, now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 * 1000 },
-                onCommit: @escaping @Sendable () -> Void = {}) {
+                clock: GatewayClock? = nil, onCommit: @escaping @Sendable () -> Void = {}) {
         self.store = store
         self.rules = rules
         self.calendar = calendar
         self.renderer = renderer
         self.logger = logger
-        self.now = now
+        self.timelineMs = now
+        self.clock = clock
         self.onCommit = onCommit
+        dating = clock?.dating ?? .synchronised
+        correctionMs = (clock?.correction ?? 0) * 1000
     }
+
+    /// Epoch milliseconds now, in true time as this engine dates it.
+    func now() -> Double { timelineMs() + correctionMs }
 
     // MARK: - Samples
 
@@ -83,11 +104,12 @@ public actor CaptureEngine {
     public func append(sensor: SensorIdentity, stream: SensorStream, odrHz: Double, range: Double,
                        firstIndex: Int64, samples: [StoredSample], gapReason: GapReason = .notReceived,
                        receivedAt: ContinuousClock.Instant = .now) async throws {
-        guard let first = samples.first else { return }
-        if let session = open[sensor.device], first.timestampMs - session.record.startMs >= rules.maxDurationMs {
+        guard let firstSample = samples.first else { return }
+        let firstMs = firstSample.timestampMs + correctionMs
+        if let session = open[sensor.device], firstMs - session.record.startMs >= rules.maxDurationMs {
             let carried = session.streams.mapValues { ($0.nextIndex, $0.chunk.odrHz, $0.chunk.range) }
             try await stopSession(device: sensor.device, reason: "maximum duration")
-            let next = try await startSession(sensor: sensor, atMs: first.timestampMs)
+            let next = try await startSession(sensor: sensor, atMs: firstMs)
             for (carriedStream, (index, streamOdr, streamRange)) in carried where open[sensor.device] != nil {
                 open[sensor.device]?.streams[carriedStream] = newStream(carriedStream, index, next, streamOdr, streamRange)
             }
@@ -99,13 +121,13 @@ public actor CaptureEngine {
                 counters.samplesWithoutSession += Int64(samples.count)
                 return
             }
-            try await startSession(sensor: sensor, atMs: first.timestampMs)
+            try await startSession(sensor: sensor, atMs: firstMs)
         }
         // The disk is full and the last commit failed: beyond a bounded buffer, samples are not
         // kept but recorded as storeFull gaps, so memory stays bounded and the session honest.
         let keep = !(storeCondition.isFull && failed != nil && failedSamples + uncommittedSamples >= Int64(rules.fullBufferSamples))
         let closedChunk = accept(device: sensor.device, stream: stream, odrHz: odrHz, range: range, firstIndex: firstIndex,
-                                 samples: samples, gapReason: gapReason, keep: keep)
+                                 samples: samples, shiftMs: correctionMs, gapReason: gapReason, keep: keep)
         let firstPending = pendingSince == nil
         pendingSince = min(pendingSince ?? receivedAt, receivedAt)
         if closedChunk { closedChunksPending += 1 }
@@ -116,10 +138,10 @@ public actor CaptureEngine {
         }
     }
 
-    /// Copies samples into the open chunk of `stream`, closing chunks as they fill.
-    /// Returns whether a chunk was closed.
+    /// Copies samples into the open chunk of `stream`, closing chunks as they fill; their times
+    /// move by `shiftMs` on the way (the timeline to true time). Returns whether a chunk was closed.
     private func accept(device: String, stream: SensorStream, odrHz: Double, range: Double, firstIndex: Int64, samples: [StoredSample],
-                        gapReason: GapReason, keep: Bool = true) -> Bool {
+                        shiftMs: Double, gapReason: GapReason, keep: Bool = true) -> Bool {
         // Take the session and stream out of their dictionaries while mutating them, so the
         // chunk's sample array is not copied on write.
         guard var session = open.removeValue(forKey: device) else { return false }
@@ -141,7 +163,7 @@ public actor CaptureEngine {
         }
         let index = firstIndex + Int64(start)
         if index > state.nextIndex {
-            let gap = gapRange(stream: stream, state: state, index: index, atMs: samples[start].timestampMs, odrHz: odrHz, reason: gapReason)
+            let gap = gapRange(stream: stream, state: state, index: index, atMs: samples[start].timestampMs + shiftMs, odrHz: odrHz, reason: gapReason)
             if !state.samples.isEmpty, !rules.newChunkAtGap.isEmpty, rules.newChunkAtGap.contains(device.uppercased()) {
                 closeChunk(&state, session: &session)
                 closed = true
@@ -157,7 +179,7 @@ public actor CaptureEngine {
             session.rowDirty = true
         }
         guard keep else {
-            refuse(samples[start...], from: index, stream: stream, state: &state, session: &session)
+            refuse(samples[start...], shiftMs: shiftMs, from: index, stream: stream, state: &state, session: &session)
             session.streams[stream] = state
             open[device] = session
             return closed
@@ -165,7 +187,14 @@ public actor CaptureEngine {
         var position = start
         while position < samples.count {
             let take = min(rules.chunkSize - state.samples.count, samples.count - position)
-            state.samples.append(contentsOf: samples[position..<(position + take)])
+            if shiftMs == 0 {
+                state.samples.append(contentsOf: samples[position..<(position + take)])
+            } else {
+                for var sample in samples[position..<(position + take)] {
+                    sample.timestampMs += shiftMs
+                    state.samples.append(sample)
+                }
+            }
             position += take
             if state.samples.count == rules.chunkSize {
                 closeChunk(&state, session: &session)
@@ -176,11 +205,12 @@ public actor CaptureEngine {
         }
         let added = Int64(samples.count - start)
         state.nextIndex = index + added
-        state.lastMs = samples.last!.timestampMs
+        let lastMs = samples.last!.timestampMs + shiftMs
+        state.lastMs = lastMs
         session.record.samples += added
         uncommittedSamples += added
         session.record.expected += added
-        session.record.lastSampleMs = max(session.record.lastSampleMs ?? -.infinity, samples.last!.timestampMs)
+        session.record.lastSampleMs = max(session.record.lastSampleMs ?? -.infinity, lastMs)
         session.lastArrivalMs = now()
         session.streams[stream] = state
         open[device] = session
@@ -189,10 +219,10 @@ public actor CaptureEngine {
 
     /// Records `samples` (indices from `index`) as a storeFull gap instead of keeping them, extending
     /// the stream's last gap when it is a storeFull gap that ends right before them.
-    private func refuse(_ samples: ArraySlice<StoredSample>, from index: Int64, stream: SensorStream,
+    private func refuse(_ samples: ArraySlice<StoredSample>, shiftMs: Double, from index: Int64, stream: SensorStream,
                         state: inout StreamState, session: inout OpenSession) {
         let count = Int64(samples.count)
-        let (first, last) = (samples.first!.timestampMs, samples.last!.timestampMs)
+        let (first, last) = (samples.first!.timestampMs + shiftMs, samples.last!.timestampMs + shiftMs)
         let gap = GapRange(stream: stream.rawValue, fromIndex: index, toIndex: index + count - 1, fromMs: first, toMs: last,
                            missing: count, reason: .storeFull)
         if let previous = session.record.gaps.last, previous.stream == gap.stream, previous.reason == gap.reason,

@@ -55,6 +55,9 @@ public struct CaptureCounters: Sendable, Equatable, Codable {
     public var storeFullEpisodes: Int64 = 0
     /// Sessions found open after a crash without a single sample, and so withdrawn (see ``CaptureEngine/recover(continuing:)``).
     public var sessionsWithdrawn: Int64 = 0
+    /// Re-datings applied (``CaptureEngine/redate(_:)``) and the sessions they moved.
+    public var redatings: Int64 = 0
+    public var redatedSessions: Int64 = 0
 
     public init() {}
 }

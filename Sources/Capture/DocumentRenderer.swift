@@ -4,7 +4,8 @@ import GyroStore
 ///
 /// - `records/{id}`: `user_id`, `timestamp` (epoch seconds the session ended; `null` while
 ///   open), `hazards`, `gscope_data` (gyroscope chunk ids in order), `accel_data`
-///   (accelerometer chunk ids), `device`, `start`, `end` (epoch ms), `samples`, `expected`, `gaps`.
+///   (accelerometer chunk ids), `device`, `start`, `end` (epoch ms), `samples`, `expected`, `gaps`,
+///   `clock` (how the times are dated: `synchronised`, `board` or `unsynchronised`).
 ///   A gap is `{stream, from, to, from_index, to_index, missing, reason}`; `reason` is the
 ///   producer's (`notReceived`, `silent`, `disconnected (…)`, …) or `storeFull` for samples
 ///   retention evicted before they were published (`GapReason.storeFull`).
@@ -35,6 +36,9 @@ public struct DocumentRenderer: Sendable {
         json.key("samples"); json.integer(session.samples)
         json.key("expected"); json.integer(session.expected)
         json.key("gaps"); gaps(session.gaps, into: &json)
+        // How the times above are dated (HostTime's `Dating`), null when a gateway did not say.
+        json.key("clock")
+        if let dating = session.dating { json.string(dating.rawValue) } else { json.null() }
         json.endObject()
         return json.bytes
     }

@@ -1,5 +1,6 @@
 import Capture
 import GyroStore
+import HostTime
 import Logging
 import PosixThreads
 import ServiceLifecycle
@@ -16,6 +17,7 @@ struct CaptureService: Service {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { try await engine.run() }
                     group.addTask { try await enforceRetention() }
+                    if let clock = engine.clock { group.addTask { try await followRedatings(of: clock) } }
                     try await group.next()
                     group.cancelAll()
                 }
@@ -30,6 +32,24 @@ struct CaptureService: Service {
             logger.critical("stopping with the disk full: the last samples could not be stored",
                             metadata: ["subsystem": "store", "error": "\(error)"])
         }
+    }
+
+    /// Hands each re-dating of the gateway's clock to the engine, in order; one that fails (the
+    /// disk full, say) is tried again until it is applied, since every later one builds on it.
+    /// Returns only when cancelled: the group ends when any of its tasks does.
+    private func followRedatings(of clock: GatewayClock) async throws {
+        for await redating in clock.redatings {
+            while true {
+                do {
+                    try await engine.redate(redating)
+                    break
+                } catch {
+                    logger.error("re-dating failed; trying again in 5 s", metadata: ["subsystem": "capture", "error": "\(error)"])
+                    try await Task.sleep(for: .seconds(5))
+                }
+            }
+        }
+        while true { try await Task.sleep(for: .seconds(3600)) }
     }
 
     /// Checks the store's size every 30 seconds (and right away), pruning published chunks

@@ -3,6 +3,7 @@ import Capture
 import FoundationEssentials
 import GatewayConfig
 import GyroStore
+import HostTime
 import Logging
 import MQTTPublisher
 import Sensors
@@ -34,7 +35,8 @@ public struct GatewayDaemon: Sendable {
         self.publisher = publisher
         capture = CaptureEngine(store: store, rules: CaptureRules(configuration), calendar: PeriodCalendar(configuration),
                                 renderer: DocumentRenderer(location: configuration.location.map { ($0.latitude, $0.longitude) }),
-                                logger: logger, onCommit: { publisher.outboxChanged() })
+                                logger: logger, now: { GatewayClock.process.timeline() * 1000 }, clock: GatewayClock.process,
+                                onCommit: { publisher.outboxChanged() })
         sensors = SensorFleet(configuration, engine: capture, logger: logger)
         adminProviders = .daemon(publisher: publisher, sensors: sensors, controller: controller, transport: configuration.bluetooth.transport.description)
     }
@@ -43,6 +45,8 @@ public struct GatewayDaemon: Sendable {
         // Before touching sessions: a second daemon on the same store must not close the
         // sessions of the one already serving.
         let admin = try adminServices()
+        // From here on a step of the wall clock re-dates what this run dated (CaptureService).
+        GatewayClock.process.startWatching()
         // A board that logs its stream holds what a crash missed: its session goes on, and the
         // backfill after the reconnect fills the hole.
         let logging = Set(configuration.sensors.filter { $0.backfill != nil }.map(\.address))

@@ -71,6 +71,16 @@ extension GyroStore {
             try db.execute("CREATE TABLE sampleRing (slot INTEGER PRIMARY KEY, data BLOB NOT NULL)")
             try SampleRing.addSlots(0..<SampleRing.initialSlots, in: db)
         }
+        // How a session's times were dated (HostTime's `Dating`; NULL: by a gateway that did not
+        // say), and each board power cycle's start as last measured while the gateway's clock was
+        // synchronised: what dates a board after a restart without network.
+        migrator.register("v7-dating") { db in
+            try db.execute("""
+                ALTER TABLE session ADD COLUMN dating TEXT;
+                ALTER TABLE boardResetTime ADD COLUMN trueResetTime REAL;
+                ALTER TABLE boardResetTime ADD COLUMN trueAt REAL;
+                """)
+        }
         return migrator
     }
 }

@@ -14,7 +14,18 @@ extension GyroStore {
     }
 
     static func apply(_ changes: StoreChanges, in db: SQLiteConnection, ring: inout SampleRing) throws {
+        for reset in changes.resetTimes {
+            try db.run("INSERT INTO boardResetTime (device, resetUID, resetTime) VALUES (?, ?, ?) "
+                       + "ON CONFLICT(device, resetUID) DO UPDATE SET resetTime = excluded.resetTime",
+                       [reset.device, Int(reset.resetUID), reset.resetTime])
+        }
         for session in changes.sessions { try session.upsert(db) }
+        // After the renamed sessions' new rows (a chunk must name an existing session), before
+        // the old rows go (deleting a session deletes its chunks).
+        for rename in changes.renames {
+            try db.run("UPDATE chunk SET sessionId = ? WHERE sessionId = ?", [rename.to, rename.from])
+            try db.run("DELETE FROM session WHERE id = ?", [rename.from])
+        }
         for chunk in changes.chunks { try chunk.upsert(db) }
         try ring.write(changes.samples, in: db)
         // Chunks of a store written before the ring kept their samples in rows.

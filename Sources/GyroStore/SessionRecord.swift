@@ -1,4 +1,5 @@
 import FoundationEssentials
+import HostTime
 
 /// A capture session: one sensor, one user, from start to end. Its id is the `records`
 /// document id, `{userId}___{start epoch seconds}`, assigned once.
@@ -22,6 +23,8 @@ public struct SessionRecord: Codable, Sendable, Equatable {
     public var isOpen: Bool
     /// The local calendar day (`yyyy-MM-dd`) the session started on, in the gateway's zone.
     public var localDate: String
+    /// How its times are dated; `nil` for a session stored by a gateway that did not say.
+    public var dating: Dating?
 
     public init(id: String, userId: String, device: String, startMs: Double, localDate: String) {
         self.id = id
@@ -38,6 +41,7 @@ public struct SessionRecord: Codable, Sendable, Equatable {
         self.gaps = []
         self.isOpen = true
         self.localDate = localDate
+        self.dating = nil
     }
 
     /// Milliseconds from start to end (or to the last sample while open).
@@ -50,7 +54,7 @@ public struct SessionRecord: Codable, Sendable, Equatable {
 extension SessionRecord {
     /// The columns `init(row:)` reads, in its order.
     static let columns = """
-        id, userId, device, startMs, endMs, lastSampleMs, samples, expected, hazards, chunkIds, accelChunkIds, gaps, isOpen, localDate
+        id, userId, device, startMs, endMs, lastSampleMs, samples, expected, hazards, chunkIds, accelChunkIds, gaps, isOpen, localDate, dating
         """
 
     init(row: SQLiteRow) throws {
@@ -68,6 +72,7 @@ extension SessionRecord {
         gaps = try JSONColumn.gaps(try row.optionalText(11))
         isOpen = try row.bool(12)
         localDate = try row.text(13)
+        dating = try row.optionalText(14).flatMap(Dating.init(rawValue:))
     }
 
     /// Writes the row, inserting it or replacing every column that can change, through one
@@ -77,16 +82,16 @@ extension SessionRecord {
     func upsert(_ db: SQLiteConnection) throws {
         try db.run("""
             INSERT INTO session (id, userId, device, startMs, endMs, lastSampleMs, samples, expected, hazards,
-                                 chunkIds, accelChunkIds, gaps, isOpen, localDate)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                 chunkIds, accelChunkIds, gaps, isOpen, localDate, dating)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(id) DO UPDATE SET endMs = excluded.endMs, lastSampleMs = excluded.lastSampleMs,
                 samples = excluded.samples, expected = excluded.expected, hazards = excluded.hazards,
                 chunkIds = excluded.chunkIds, accelChunkIds = excluded.accelChunkIds, gaps = excluded.gaps,
-                isOpen = excluded.isOpen, localDate = excluded.localDate
+                isOpen = excluded.isOpen, localDate = excluded.localDate, dating = excluded.dating
             """, [
             id, userId, device, startMs, endMs, lastSampleMs, samples, expected,
             JSONColumn.text(hazards), chunkIds.joined(separator: ","),
-            accelChunkIds.joined(separator: ","), JSONColumn.text(gaps), isOpen, localDate,
+            accelChunkIds.joined(separator: ","), JSONColumn.text(gaps), isOpen, localDate, dating?.rawValue,
         ])
     }
 

@@ -34,9 +34,36 @@ public struct SampleAppend: Sendable {
     }
 }
 
+/// A session whose id changes (its start moved to another second when it was re-dated): its
+/// chunks follow it, its old row goes; the new row is among the commit's sessions.
+public struct SessionRename: Sendable, Equatable {
+    public var from: String
+    public var to: String
+
+    public init(from: String, to: String) {
+        self.from = from
+        self.to = to
+    }
+}
+
+/// When a board's power cycle began (epoch s), for the `boardResetTime` row.
+public struct BoardResetTime: Sendable, Equatable {
+    public var device: String
+    public var resetUID: UInt8
+    public var resetTime: Double
+
+    public init(device: String, resetUID: UInt8, resetTime: Double) {
+        self.device = device
+        self.resetUID = resetUID
+        self.resetTime = resetTime
+    }
+}
+
 /// Everything one commit writes, applied in a single transaction so that a crash leaves
 /// either all of it or none of it.
 public struct StoreChanges: Sendable {
+    /// Applied after `sessions` (which hold the renamed rows): the chunks move to the new ids.
+    public var renames: [SessionRename] = []
     /// Session rows written in full.
     public var sessions: [SessionRecord] = []
     public var chunks: [ChunkRecord] = []
@@ -48,11 +75,12 @@ public struct StoreChanges: Sendable {
     /// Documents removed locally and with a zero-byte retained publish.
     public var deletions: [DocumentPath] = []
     public var deletedSessionIds: [String] = []
+    public var resetTimes: [BoardResetTime] = []
 
     public init() {}
 
     public var isEmpty: Bool {
-        sessions.isEmpty && chunks.isEmpty && samples.isEmpty && closedChunkIds.isEmpty && documents.isEmpty
+        renames.isEmpty && resetTimes.isEmpty && sessions.isEmpty && chunks.isEmpty && samples.isEmpty && closedChunkIds.isEmpty && documents.isEmpty
             && deletions.isEmpty && deletedSessionIds.isEmpty
     }
 
@@ -63,6 +91,8 @@ public struct StoreChanges: Sendable {
 
     /// Appends `later`'s changes, to apply them in one transaction after these.
     public mutating func append(_ later: StoreChanges) {
+        renames += later.renames
+        resetTimes += later.resetTimes
         sessions += later.sessions
         chunks += later.chunks
         samples += later.samples

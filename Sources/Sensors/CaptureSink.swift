@@ -4,7 +4,8 @@ import GyroStore
 /// What the sensors hand their data to and ask of the capture side: the feed the data plane
 /// leaves samples in, the continuation of a session an earlier run left open, the gaps a backfill
 /// may fill, and the board reset times that place logged samples in time. The capture engine is
-/// the one implementation; supervisors see only this, never the store behind it.
+/// the one implementation; supervisors see only this, never the store behind it. Every time that
+/// crosses it is on the gateway's timeline (`GatewayClock.timeline()`): the engine dates them.
 public protocol CaptureSink: Sendable {
     /// Where samples and button-driven session changes go, in order, from the data plane.
     var feed: CaptureFeed { get }
@@ -16,6 +17,8 @@ public protocol CaptureSink: Sendable {
     func backfill(device: String, stream: SensorStream, samples: [StoredSample]) async throws -> BackfillReport
     func boardResetTimes(device: String) async throws -> [UInt8: Double]
     func saveBoardResetTime(device: String, resetUID: UInt8, resetTime: Double) async throws
+    /// A reading of the board's log clock: where its power cycle began, by this reading alone.
+    func boardClockRead(device: String, resetUID: UInt8, measuredResetTime: Double) async throws
 }
 
 extension CaptureEngine: CaptureSink {}

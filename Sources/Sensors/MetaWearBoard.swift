@@ -225,7 +225,7 @@ public actor MetaWearBoard {
             // After a wrap of the u32 tick (72.8 days) the same cycle's tick 0 lies whole laps later.
             let placed = known + ((resetTime - known) / Logging.tickLapSeconds).rounded() * Logging.tickLapSeconds
             if abs(placed - resetTime) <= 0.5 {
-                return BoardClock(resetUID: time.resetUID, resetTime: placed, logKeepsEntriesAcrossReset: keeps)
+                return BoardClock(resetUID: time.resetUID, resetTime: placed, logKeepsEntriesAcrossReset: keeps, measuredResetTime: resetTime)
             }
         }
         return BoardClock(resetUID: time.resetUID, resetTime: resetTime, logKeepsEntriesAcrossReset: keeps)

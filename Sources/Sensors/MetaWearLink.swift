@@ -35,35 +35,6 @@ public protocol MetaWearConnector: Sendable {
     func scan(timeout: Duration) async throws -> [String]
 }
 
-/// Host time in seconds since the Unix epoch, read from a monotonic clock anchored once to the
-/// wall clock, so that a wall-clock step (NTP) cannot reorder samples.
-public struct HostClock: Sendable {
-    private let wallAtStart: Double
-    /// Whole seconds of CLOCK_MONOTONIC at the anchor (its fraction is folded into `wallAtStart`).
-    private let monotonicAtStart: Double
-
-    public init() {
-        var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        wallAtStart = HostClock.wallSeconds() - Double(spec.tv_nsec) * 1e-9
-        monotonicAtStart = Double(spec.tv_sec)
-    }
-
-    public func now() -> Double {
-        // CLOCK_MONOTONIC read directly, without Duration's 128-bit arithmetic
-        // (this runs for every notification).
-        var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        return wallAtStart + (Double(spec.tv_sec) - monotonicAtStart) + Double(spec.tv_nsec) * 1e-9
-    }
-
-    static func wallSeconds() -> Double {
-        var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
-        return Double(spec.tv_sec) + Double(spec.tv_nsec) * 1e-9
-    }
-}
-
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

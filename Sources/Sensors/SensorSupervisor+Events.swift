@@ -48,8 +48,11 @@ extension SensorSupervisor {
         let previous = boardClock
         let reset = previous.map { $0.resetUID != clock.resetUID } ?? false
         boardClock = clock
-        if settings.board.backfill != nil, abs((resetTimes[clock.resetUID] ?? -1) - clock.resetTime) > 0.5 {
-            Task { [engine, address] in try? await engine.saveBoardResetTime(device: address, resetUID: clock.resetUID, resetTime: clock.resetTime) }
+        let saves = settings.board.backfill != nil && abs((resetTimes[clock.resetUID] ?? -1) - clock.resetTime) > 0.5
+        // In order: a board that dates the gateway does so before its reset time is saved.
+        Task { [engine, address] in
+            try? await engine.boardClockRead(device: address, resetUID: clock.resetUID, measuredResetTime: clock.measuredResetTime)
+            if saves { try? await engine.saveBoardResetTime(device: address, resetUID: clock.resetUID, resetTime: clock.resetTime) }
         }
         resetTimes[clock.resetUID] = clock.resetTime
         guard reset else { return }

@@ -1,6 +1,7 @@
 import BLEHost
 import Capture
 import GyroStore
+import HostTime
 import Logging
 import MetaWear
 import PosixThreads
@@ -96,7 +97,7 @@ public actor SensorSupervisor {
     public nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
 
     public init(address: String, identity: SensorIdentity, engine: any CaptureSink,
-                settings: SupervisorSettings, logger: Logger, now: @escaping @Sendable () -> Double = HostClock().now,
+                settings: SupervisorSettings, logger: Logger, now: @escaping @Sendable () -> Double = GatewayClock.process.timeline,
                 loop: ThreadExecutor = .dataPlane) {
         self.address = address
         self.identity = identity

@@ -8,11 +8,15 @@ public struct BoardClock: Sendable, Equatable {
     /// Whether every entry the board logged before a reset is in its log after it: false where the
     /// newest entries wait in a RAM page that a reset loses (logging revision 3, MetaMotion S).
     public var logKeepsEntriesAcrossReset: Bool
+    /// Where this reading alone puts the cycle's start (`resetTime` may be the one an earlier
+    /// reading placed, kept so that the cycle's times share one frame).
+    public var measuredResetTime: Double
 
-    public init(resetUID: UInt8, resetTime: Double, logKeepsEntriesAcrossReset: Bool = true) {
+    public init(resetUID: UInt8, resetTime: Double, logKeepsEntriesAcrossReset: Bool = true, measuredResetTime: Double? = nil) {
         self.resetUID = resetUID
         self.resetTime = resetTime
         self.logKeepsEntriesAcrossReset = logKeepsEntriesAcrossReset
+        self.measuredResetTime = measuredResetTime ?? resetTime
     }
 }
 

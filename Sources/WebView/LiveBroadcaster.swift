@@ -32,6 +32,8 @@ final class LiveBroadcaster: Sendable {
     private let source: any LiveSensorSource
     /// Configured names by upper-case address.
     private let names: [String: String]
+    /// Now (ms) on the timeline the tap's points are stamped on.
+    private let timelineMs: @Sendable () -> Double
 
     private struct State {
         var viewers: [ObjectIdentifier: any Channel] = [:]
@@ -49,7 +51,9 @@ final class LiveBroadcaster: Sendable {
 
     private let state = NIOLockedValueBox(State())
 
-    init(limit: Int, tap: LiveTap, loop: any EventLoop, source: any LiveSensorSource, names: [String: String]) {
+    init(limit: Int, tap: LiveTap, loop: any EventLoop, source: any LiveSensorSource, names: [String: String],
+         timelineMs: @escaping @Sendable () -> Double) {
+        self.timelineMs = timelineMs
         self.limit = limit
         self.tap = tap
         self.loop = loop
@@ -112,7 +116,7 @@ final class LiveBroadcaster: Sendable {
     /// A tick, where the source runs it: the time of the sensors' state is taken here, then one
     /// hop to the viewers' loop.
     private func deliver(_ sensors: [LiveSensor]) {
-        let nowMs = (Date().timeIntervalSince1970 * 1000).rounded()
+        let nowMs = timelineMs()
         loop.execute { [self] in broadcast(sensors, nowMs: nowMs) }
     }
 

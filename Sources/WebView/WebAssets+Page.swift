@@ -56,6 +56,7 @@ canvas.bars { width:100%; height:120px; display:block; }
   <div class="fact"><b>Outbox</b><span id="outbox">…</span></div>
   <div class="fact"><b>Store size</b><span id="store">…</span></div>
   <div class="fact"><b>Store writes</b><span id="writes">…</span></div>
+  <div class="fact"><b>Clock</b><span id="clock">…</span></div>
 </section>
 <h2>Sensors</h2>
 <section class="grid" id="sensors"><p class="empty">No sensors yet.</p></section>

@@ -138,6 +138,10 @@ async function refreshStatus() {
     if (st.writtenBytes != null) writes.push(bytes(st.writtenBytes) + " written");
     if (st.writtenBytesPerDay != null) writes.push(bytes(st.writtenBytesPerDay) + "/day");
     document.getElementById("writes").textContent = writes.length ? writes.join(", ") : s.capture.commits + " commits";
+    const clock = document.getElementById("clock"), c = s.clock || {};
+    clock.textContent = c.state === "board" ? "board time (" + (c.boardSource || "?") + ")" : (c.state || "?");
+    clock.title = c.fix || (c.lastRedating ? "last re-dated " + c.lastRedating.deltaSeconds + " s: " + c.lastRedating.reason : "");
+    clock.style.color = c.state === "synchronised" ? "" : "var(--warn)";
     statusSensors = new Map();
     const users = new Set();
     for (const sensor of s.sensors) {

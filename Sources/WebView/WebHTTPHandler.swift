@@ -98,7 +98,7 @@ final class WebHTTPHandler: ChannelInboundHandler {
             let web = self.context
             promise.completeWithTask {
                 var body: [UInt8] = []
-                LiveEncoding.sensors(await web.sensors.sensors(), names: web.names, nowMs: (Date().timeIntervalSince1970 * 1000).rounded(), into: &body)
+                LiveEncoding.sensors(await web.sensors.sensors(), names: web.names, nowMs: web.timelineMs(), into: &body)
                 return AdminResponse(status: 200, body: body + [0x0A])
             }
             reply(channelContext, promise.futureResult, head: isHead)

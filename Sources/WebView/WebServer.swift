@@ -1,6 +1,7 @@
 import Admin
 import Capture
 import GatewayConfig
+import HostTime
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
@@ -87,12 +88,21 @@ struct WebContext: Sendable {
     let names: [String: String]
     let viewers: LiveBroadcaster
 
+    /// Now on the timeline the live tap's samples are stamped on (the sensors'), so that the
+    /// page places them right whatever the wall clock did.
+    func timelineMs() -> Double { WebContext.timelineMs(api) }
+
+    static func timelineMs(_ api: AdminAPI) -> Double {
+        ((api.engine.clock ?? GatewayClock.process).timeline() * 1000).rounded()
+    }
+
     init(settings: WebSettings, api: AdminAPI, tap: LiveTap, sensors: any LiveSensorSource, loop: any EventLoop) {
         self.settings = settings
         self.api = api
         self.tap = tap
         self.sensors = sensors
         names = Dictionary(api.configuration.sensors.map { ($0.address.uppercased(), $0.name) }, uniquingKeysWith: { first, _ in first })
-        viewers = LiveBroadcaster(limit: settings.maxViewers, tap: tap, loop: loop, source: sensors, names: names)
+        viewers = LiveBroadcaster(limit: settings.maxViewers, tap: tap, loop: loop, source: sensors, names: names,
+                                  timelineMs: { [api] in WebContext.timelineMs(api) })
     }
 }
