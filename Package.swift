@@ -134,7 +134,7 @@ let package = Package(
         .target(
             name: "Doctor",
             dependencies: [
-                "GatewayConfig", "BLEHost", "MQTTPublisher", "Admin", "GyroStore", "TextTools", "ZoneInfo",
+                "GatewayConfig", "BLEHost", "MQTTPublisher", "Admin", "GyroStore", "HostTime", "TextTools", "ZoneInfo",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict

@@ -76,10 +76,12 @@ public enum DoctorProblem: Error, Sendable, Equatable, CustomStringConvertible {
 
     // MARK: Clock
     case clockImplausible(now: Date)
+    /// The kernel says no NTP client keeps the wall clock synchronised (adjtimex: STA_UNSYNC).
+    case clockUnsynchronised(now: Date)
 
     public var severity: CheckStatus {
         switch self {
-        case .aclUnverifiable, .lowDiskSpace, .sdCardWear, .diskSpaceUnknown, .capabilitiesUnknown, .adminOwnerCannotConnect,
+        case .aclUnverifiable, .lowDiskSpace, .sdCardWear, .diskSpaceUnknown, .capabilitiesUnknown, .adminOwnerCannotConnect, .clockUnsynchronised,
              .adminGroupWithoutAccess, .adminAllowedGroupsLockedOut, .adminOpenToEveryone:
             .warn
         default:
@@ -169,6 +171,8 @@ public enum DoctorProblem: Error, Sendable, Equatable, CustomStringConvertible {
             "admin.mode \(octal(mode)) lets any local user open the socket and neither admin.allowedUids nor admin.allowedGroups is set: anyone may POST/DELETE"
         case .clockImplausible(let now):
             "the clock says \(now.iso8601UTC), before 2024: no RTC and no NTP sync yet?"
+        case .clockUnsynchronised(let now):
+            "the wall clock is not synchronised (adjtimex reports STA_UNSYNC): it says \(now.iso8601UTC), which after a power cut of a Pi without a real-time clock can be hours or days off"
         }
     }
 
@@ -246,7 +250,9 @@ public enum DoctorProblem: Error, Sendable, Equatable, CustomStringConvertible {
         case .adminOpenToEveryone:
             "set admin.mode to \"0660\" with admin.group, or list who may change things in admin.allowedUids / admin.allowedGroups"
         case .clockImplausible:
-            "wait for NTP (`timedatectl status`; enable it with `timedatectl set-ntp true`) or fit an RTC before starting the gateway"
+            "give the gateway a time source (`timedatectl set-ntp true` for systemd-timesyncd, or chrony) or an RTC; it may run meanwhile: what it records is re-dated when the clock is synchronised"
+        case .clockUnsynchronised:
+            "give the gateway a time source (`timedatectl set-ntp true` for systemd-timesyncd, or chrony); until then it dates samples by the clock of a board whose power cycle it learned while synchronised, and re-dates everything when the clock is synchronised"
         }
     }
 

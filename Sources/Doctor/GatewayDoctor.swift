@@ -1,5 +1,6 @@
 import FoundationEssentials
 import GatewayConfig
+import HostTime
 import Logging
 
 /// `gyrogate doctor`: checks that a gateway configured by one file can run here — the
@@ -18,15 +19,22 @@ public struct GatewayDoctor: Sendable {
         public var brokerTimeout: Duration
         /// The clock the clock check reads.
         public var now: @Sendable () -> Date
+        /// Whether the kernel says the clock is synchronised (`nil`: it could not be asked).
+        public var clockSynchronised: @Sendable () -> Bool?
         /// Where the capabilities are read (`CapEff:`).
         public var processStatusPath: String
 
         public init(environment: [String: String] = ProcessInfo.processInfo.environment, brokerTimeout: Duration = .seconds(10),
-                    now: @escaping @Sendable () -> Date = { Date() }, processStatusPath: String = "/proc/self/status") {
+                    now: @escaping @Sendable () -> Date = { Date() }, processStatusPath: String = "/proc/self/status",
+                    clockSynchronised: @escaping @Sendable () -> Bool? = {
+                        let state = GatewayClock.Kernel.system.synchronised()
+                        return state.maxError == nil ? nil : state.synchronised
+                    }) {
             self.environment = environment
             self.brokerTimeout = brokerTimeout
             self.now = now
             self.processStatusPath = processStatusPath
+            self.clockSynchronised = clockSynchronised
         }
     }
 
@@ -51,7 +59,7 @@ public struct GatewayDoctor: Sendable {
             results.append(.ok("config", ConfigCheck.summary(configPath, loaded)))
         case .failure(let problem):
             results.append(.problem("config", problem))
-            results.append(ClockCheck.run(now: options.now()))
+            results.append(ClockCheck.run(now: options.now(), synchronised: options.clockSynchronised()))
             log(results)
             return DoctorReport(results: results)
         }
@@ -71,7 +79,7 @@ public struct GatewayDoctor: Sendable {
         results += await BrokerCheck.run(configuration, timeout: options.brokerTimeout, logger: logger)
         results += StorageCheck.run(configuration)
         results += AdminSocketCheck.run(configuration.admin)
-        results.append(ClockCheck.run(now: options.now()))
+        results.append(ClockCheck.run(now: options.now(), synchronised: options.clockSynchronised()))
         return results
     }
 

@@ -96,6 +96,7 @@ struct Status: AsyncParsableCommand {
             ["parked", (outbox?["parked"]?.int ?? 0) == 0 ? "none" : "\(cell(outbox?["parked"], "0")) refused by the broker (\(cell(outbox?["lastParkedReason"], ""))); `gyrogate resync` retries them"],
             ["store", storeLine(status["store"] ?? [:])],
             ["writes", writesLine(status["store"] ?? [:])],
+            ["clock", clockLine(status["clock"] ?? [:])],
             ["capture", "\(cell(capture?["committedSamples"], "0")) samples, \(cell(capture?["missingSamples"], "0")) missing, \(cell(capture?["commits"], "0")) commits, every \(cell(capture?["commitIntervalMs"])) ms"],
         ]
         print(table.render().split(separator: "\n", omittingEmptySubsequences: false).dropFirst().joined(separator: "\n"))
@@ -111,6 +112,18 @@ func storeLine(_ store: JSONValue) -> String {
     guard store["state"]?.string == "full" else { return sizes }
     let since = store["fullSinceMs"]?.double.map { formatDuration(ms: Date().timeIntervalSince1970 * 1000 - $0) } ?? "?"
     return "FULL for \(since), \(cell(store["notKeptSamples"], "0")) samples not kept, \(cell(store["diskFreeBytes"])) bytes free; \(sizes)"
+}
+
+/// "synchronised", "board time (C4:…), kernel not synchronised; fix: …", with the last re-dating.
+func clockLine(_ clock: JSONValue) -> String {
+    var line = clock["state"]?.string ?? "?"
+    if line == "board" { line = "board time (\(cell(clock["boardSource"])))" }
+    if clock["kernelSynchronised"]?.bool == false { line += ", kernel not synchronised" }
+    if let last = clock["lastRedating"], let delta = last["deltaSeconds"]?.double {
+        line += "; re-dated \(delta) s (\(cell(last["reason"])))"
+    }
+    if let fix = clock["fix"]?.string { line += "; fix: \(fix)" }
+    return line
 }
 
 /// "N bytes since start, about M bytes a day": what the store wrote (flash wear on an SD card).

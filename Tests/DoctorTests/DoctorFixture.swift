@@ -37,14 +37,18 @@ final class DoctorFixture: @unchecked Sendable {
     }
 
     /// Writes the configuration and runs the doctor on it.
-    func run(now: @escaping @Sendable () -> Date = { Date() }, processStatusPath: String = "/proc/self/status") async throws -> DoctorReport {
+    /// `synchronised`: what the clock check hears from the kernel (this machine's may not be).
+    func run(now: @escaping @Sendable () -> Date = { Date() }, processStatusPath: String = "/proc/self/status",
+             synchronised: Bool? = true) async throws -> DoctorReport {
         let path = directory.file("config.json")
         try JSONSerialization.data(withJSONObject: config, options: [.sortedKeys]).write(to: URL(fileURLWithPath: path))
-        return await run(path: path, now: now, processStatusPath: processStatusPath)
+        return await run(path: path, now: now, processStatusPath: processStatusPath, synchronised: synchronised)
     }
 
-    func run(path: String, now: @escaping @Sendable () -> Date = { Date() }, processStatusPath: String = "/proc/self/status") async -> DoctorReport {
-        let options = GatewayDoctor.Options(environment: [:], brokerTimeout: .seconds(5), now: now, processStatusPath: processStatusPath)
+    func run(path: String, now: @escaping @Sendable () -> Date = { Date() }, processStatusPath: String = "/proc/self/status",
+             synchronised: Bool? = true) async -> DoctorReport {
+        let options = GatewayDoctor.Options(environment: [:], brokerTimeout: .seconds(5), now: now, processStatusPath: processStatusPath,
+                                            clockSynchronised: { synchronised })
         let report = await GatewayDoctor(options: options, logger: testLogger()).run(configPath: path)
         if ProcessInfo.processInfo.environment["GYROGATE_TEST_LOG"] != nil { print(report.lines.joined(separator: "\n")) }
         return report

@@ -159,6 +159,19 @@ final class DoctorTests: XCTestCase {
         XCTAssertTrue(clock.line.contains("1970-01-01"), clock.line)
     }
 
+    func testAnUnsynchronisedClockWarnsAndNamesTheFix() async throws {
+        let fixture = try DoctorFixture(brokerPort: MosquittoBroker.freePort())
+        let report = try await fixture.run(synchronised: false)
+        let clock = try XCTUnwrap(report.results(for: "clock").first)
+        guard case .clockUnsynchronised? = clock.problem else { return XCTFail(clock.line) }
+        XCTAssertEqual(clock.status, .warn)
+        XCTAssertTrue(clock.line.contains("STA_UNSYNC"), clock.line)
+        XCTAssertTrue(clock.line.contains("timedatectl set-ntp true"), clock.line)
+        XCTAssertTrue(clock.line.contains("clock of a board"), clock.line)
+        let synchronised = try await fixture.run(synchronised: true)
+        XCTAssertEqual(synchronised.results(for: "clock").first?.status, .ok)
+    }
+
     func testAnUnknownAdminGroupFails() async throws {
         let fixture = try DoctorFixture(brokerPort: MosquittoBroker.freePort())
         fixture.set("admin", "group", "no-such-group-gyrogate")
