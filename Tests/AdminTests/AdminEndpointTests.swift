@@ -31,6 +31,13 @@ final class AdminEndpointTests: XCTestCase {
         XCTAssertNotNil(body["capture"]?["commitIntervalMs"]?.int)
         XCTAssertEqual(body["capture"]?["commitIntervalSetting"]?.string, "capture.commitIntervalMs")
         XCTAssertEqual(body["sensors"]?.array?.count, 1)
+        // The clock as the kernel has it here: this machine's may or may not be synchronised.
+        let clock = try XCTUnwrap(body["clock"])
+        let kernelSynchronised = try XCTUnwrap(clock["kernelSynchronised"]?.bool)
+        XCTAssertEqual(clock["state"]?.string, kernelSynchronised ? "synchronised" : "unsynchronised")
+        XCTAssertEqual(clock["fix"] == nil, kernelSynchronised, "an unsynchronised clock comes with its fix")
+        XCTAssertEqual(clock["stepDetection"]?.string, "timerfd", "the kernel says when the clock is set")
+        XCTAssertEqual(clock["redatings"], .integer(0))
 
         // Sensors
         let sensors = try client.request("GET", "/v1/sensors")
@@ -112,6 +119,9 @@ final class AdminEndpointTests: XCTestCase {
             XCTAssertTrue(metrics.text.contains(line + "\n"), "metrics lack \(line):\n\(metrics.text)")
         }
         XCTAssertTrue(metrics.text.contains("gyrogate_process_resident_memory_bytes "))
+        XCTAssertTrue(metrics.text.contains("gyrogate_clock_kernel_synchronised \(kernelSynchronised ? 1 : 0)\n"), metrics.text)
+        XCTAssertTrue(metrics.text.contains("gyrogate_clock_dating_\(kernelSynchronised ? "synchronised" : "unsynchronised") 1\n"), metrics.text)
+        XCTAssertTrue(metrics.text.contains("gyrogate_clock_redatings_total 0\n"), metrics.text)
         for line in metrics.text.split(separator: "\n") where !line.hasPrefix("#") {
             XCTAssertTrue(line.hasPrefix("gyrogate_"), "\(line)")
             XCTAssertNotNil(Double(line.split(separator: " ").last.map(String.init) ?? ""), "\(line)")
