@@ -17,8 +17,13 @@ samples included; ODR = configured output data rate in Hz):
 Unpacked: one notification ``[mod, data_reg, x, y, z]`` (int16 LE) per sample.
 Packed: ``[mod, packed_reg, s(n), s(n+1), s(n+2)]`` per 3 delivered samples, oldest
 first (a dropped sample is skipped, so a packet can straddle a gap).
-Streaming is paced by the wall clock: sample k is due at t0 + k/ODR and all due
-samples are emitted on each wake-up (bursts if the loop fell behind; no drift).
+Streaming is paced by the board's own clock: sample k is due at board time b0 + k/ODR and
+all due samples are emitted on each wake-up (bursts if the loop fell behind).
+
+Clock drift (``Oscillator``): the board times everything (the log tick, sample due times) from
+its 32.768 kHz crystal, which runs ``drift_ppm`` fast (positive) or slow against the host's clock:
+a board second lasts 1/(1+e) host seconds, e = ppm * 1e-6. The truth in host wall-clock time is
+kept per run (``run_history``: ``t0_wall`` and ``odr`` = nominal ODR * (1+e), per drift setting).
 
 Logging (module 0x0b): while logging is enabled, every sample a stream produces is
 written to the emulated flash (``LogStore``) once per trigger whose source is that
@@ -46,6 +51,7 @@ LOG_SLOTS = 8        # trigger slots, module-info extra[0] on both models
 LOG_CAPACITY = 1_000_000
 LOG_READOUT_RATE = 2000.0  # readout notifications per second (0 = unpaced)
 TICK_WRAP = 1 << 32        # the log tick is a u32
+DRIFT_PPM_LIMIT = 100_000  # |drift| accepted: 10 %, far beyond any crystal, keeps the rate positive
 
 # Module-info answers. Values marked "doc" come from metawear-protocol.md 2.1;
 # the others are plausible placeholders (impl 0, rev 0) for modules a gateway
@@ -85,6 +91,41 @@ MODELS = {
 
 def int16(v: int) -> int:
     return ((v + 32768) % 65536) - 32768
+
+
+class Oscillator:
+    """The board's 32.768 kHz crystal (the nRF52's LFXO) against the host's monotonic clock.
+
+    Board time is what the board's oscillator has counted since the board object was made, in
+    nominal seconds: it advances (1+e) times as fast as host time, e = ppm * 1e-6. A new drift
+    re-anchors the line at the current instant, so board time stays continuous (no tick jumps,
+    no sample skipped or repeated) and only its slope changes."""
+
+    def __init__(self, ppm: float = 0.0):
+        self.host_anchor = time.monotonic()
+        self.board_anchor = 0.0
+        self.ppm = 0.0
+        self.rate = 1.0
+        self.set_ppm(ppm, self.host_anchor)
+
+    def set_ppm(self, ppm: float, now: float) -> None:
+        """Drift `ppm` from host monotonic time `now` on."""
+        ppm = float(ppm)
+        if not abs(ppm) <= DRIFT_PPM_LIMIT:   # also refuses NaN
+            raise ValueError(f"drift must be within ±{DRIFT_PPM_LIMIT} ppm, not {ppm}")
+        self.board_anchor = self.board_time(now)
+        self.host_anchor = now
+        self.ppm = ppm
+        self.rate = 1.0 + ppm * 1e-6
+
+    def board_time(self, host_t: float) -> float:
+        """Board time at host monotonic time `host_t`."""
+        return self.board_anchor + (host_t - self.host_anchor) * self.rate
+
+    def host_time(self, board_t: float) -> float:
+        """Host monotonic time at which the board's clock reads `board_t` (under the current drift:
+        exact from the last re-anchoring on, an extrapolation before it)."""
+        return self.host_anchor + (board_t - self.board_anchor) / self.rate
 
 
 class LogStore:
@@ -202,15 +243,20 @@ class Channel:
         self.accounters: list[tuple[int, bool, int]] = []
         self.packed_accounters: list[tuple[int, int, int, bool, int]] = []
         self.packer_pending: dict[int, list[bytes]] = {}
-        self.t0 = 0.0
+        # Sample n of the current run is due at board time b0 + n / odr (Oscillator).
+        self.b0 = 0.0
         self.n = 0
         self.pending: list[bytes] = []
-        # Wall-clock time of t0 (sample n is due at t0_wall + n / odr), for checking host stamps.
-        self.t0_wall = 0.0
+        # The run's truth in host wall-clock time, for checking host stamps: one segment per drift
+        # setting the run went through, {"n": its first sample, "t0_wall", "odr" (host-time rate),
+        # "drift_ppm"}; sample m of the segment was due at t0_wall + m / odr. See Board._segment.
+        self.segments: list[dict] = []
+        # time.time() - time.monotonic() when the run began: the truth's wall-clock offset.
+        self.wall_offset = 0.0
         # Samples of the current run (start command or reset to stop or reset) that went out.
         self.run_sent = 0
         # Loggers on the data register while logging is enabled: (id, offset, length, since),
-        # since = loop time from which produced samples are logged. Set by Board._refresh_loggers.
+        # since = board time from which produced samples are logged. Set by Board._refresh_loggers.
         self.log_slices: list[tuple[int, int, int, float]] = []
 
     # register map per implementation
@@ -264,8 +310,11 @@ class Board:
                  send: Callable[[bytes], bool],
                  request_conn_params: Callable[[int, int, int, int, str], None],
                  disconnect: Callable[[int], None],
-                 delivering: Callable[[], bool] = lambda: False):
+                 delivering: Callable[[], bool] = lambda: False,
+                 drift_ppm: float = 0.0):
         self.name = name
+        # The crystal everything below is timed by; it survives resets (it is hardware).
+        self.osc = Oscillator(drift_ppm)
         self.mac_le = mac_le            # 6 address bytes, little-endian
         self.send = send
         self.delivering = delivering    # whether `send` would reach a host now
@@ -274,7 +323,7 @@ class Board:
         self.gyro = Channel(0x13, "gyro")
         self.acc = Channel(0x03, "acc")
         # logging module: triggers {id: src_mod, src_reg, src_data_id, info} with creation
-        # time, the flash (survives resets) and the current/last readout
+        # (board) time, the flash (survives resets) and the current/last readout
         self.logging_enabled = False
         self.log_enabled_since = 0.0
         self.log_triggers: dict[int, bytes] = {}
@@ -310,7 +359,7 @@ class Board:
         self.battery_pct = 99
         self.battery_mv = 4148
         self.reset_uid = 0
-        self.boot = time.monotonic()
+        self.boot = self.board_now()      # board time of the last reset: the tick counts from it
         self.tick_base = 0                # the tick at `boot` (set_tick), 0 after every reset
         self.switch_subscribed = False
         self.switch_state = 0
@@ -367,17 +416,37 @@ class Board:
     def hardware_revision(self) -> str:
         return MODELS[self.model]["hardware"]
 
-    def tick(self) -> int:
-        return self.tick_at(time.monotonic())
+    def board_now(self) -> float:
+        """The board's clock now (loop time and time.monotonic() are the same clock)."""
+        return self.osc.board_time(time.monotonic())
 
-    def tick_at(self, t: float) -> int:
-        """The log clock's tick at monotonic time `t` (a u32: it wraps after 2^32 ticks)."""
-        return (self.tick_base + max(0, int((t - self.boot) / TICK_S))) % TICK_WRAP
+    def tick(self) -> int:
+        return self.tick_of(self.board_now())
+
+    def tick_of(self, board_t: float) -> int:
+        """The log clock's tick at board time `board_t` (a u32: it wraps after 2^32 ticks)."""
+        return (self.tick_base + max(0, int((board_t - self.boot) / TICK_S))) % TICK_WRAP
 
     def set_tick(self, tick: int) -> None:
         """Moves the log clock so that it reads `tick` now, as if the board had been up that long
         (with a tick close to 2^32 a test meets the wrap in seconds instead of 72.8 days)."""
-        self.tick_base = (tick - int((time.monotonic() - self.boot) / TICK_S)) % TICK_WRAP
+        self.tick_base = (tick - int((self.board_now() - self.boot) / TICK_S)) % TICK_WRAP
+
+    def set_drift(self, ppm: float) -> None:
+        """The crystal runs `ppm` off nominal from now on. Samples due under the old rate are
+        produced first; then the clock is re-anchored (board time continuous, so the tick and the
+        sample counter go on without a jump) and each running stream starts a truth segment."""
+        now = asyncio.get_running_loop().time()
+        for ch in (self.gyro, self.acc):
+            if ch.active:
+                self._produce_due(ch, now)
+        self.osc.set_ppm(ppm, now)
+        board_now = self.osc.board_time(now)
+        for ch in (self.gyro, self.acc):
+            if ch.started:
+                # The first sample due after the change (a started stream that is not active has
+                # not produced its due samples yet: they belong to the old segment all the same).
+                ch.segments.append(self._segment(ch, int((board_now - ch.b0) * ch.odr) + 1))
 
     def reset(self, keep_state: bool) -> None:
         """Board reset: new reset_uid, tick restarts; optionally keep stale config.
@@ -395,7 +464,7 @@ class Board:
                 if ch.active:
                     self._produce_due(ch, loop_now)
         self.reset_uid = (self.reset_uid + 1) & 0x7
-        self.boot = time.monotonic()
+        self.boot = self.board_now()
         self.tick_base = 0
         self.log_page_lost += len(self.log_page)   # RAM: gone with the power cycle
         self.log_page = []
@@ -406,8 +475,7 @@ class Board:
             now = asyncio.get_running_loop().time()
             for ch in (self.gyro, self.acc):
                 if ch.started:
-                    ch.t0, ch.n, ch.pending, ch.packer_pending = now, 0, [], {}
-                    ch.t0_wall = time.time()
+                    self._begin_run(ch, now)
         else:
             model = self.model
             self.gyro = Channel(0x13, "gyro")
@@ -516,12 +584,7 @@ class Board:
             if args[0]:
                 if not ch.started:
                     ch.started = True
-                    ch.t0 = asyncio.get_running_loop().time()
-                    ch.t0_wall = time.time()
-                    ch.n = 0
-                    ch.run_sent = 0
-                    ch.pending = []
-                    ch.packer_pending = {}
+                    self._begin_run(ch, asyncio.get_running_loop().time())
             else:
                 if ch.active:  # what was due before the stop, even if this loop is late
                     self._produce_due(ch, asyncio.get_running_loop().time())
@@ -558,7 +621,7 @@ class Board:
                 self.log_triggers_refused += 1
                 return
             self.log_triggers[free] = bytes(args[:4])
-            self.log_trigger_since[free] = asyncio.get_running_loop().time()
+            self.log_trigger_since[free] = self.board_now()
             self._refresh_loggers()
             self.reply(bytes([0x0B, 0x02, free]))
         elif reg == 0x82 and args:
@@ -573,7 +636,7 @@ class Board:
         elif reg == 0x01 and args:
             enable = bool(args[0])
             if enable and not self.logging_enabled:
-                self.log_enabled_since = asyncio.get_running_loop().time()
+                self.log_enabled_since = self.board_now()
             self.logging_enabled = enable
             self._refresh_loggers()
         elif reg == 0x0B and args:
@@ -631,8 +694,8 @@ class Board:
         self.log_page = []
 
     def _log_sample(self, ch: Channel, n: int, sample: bytes) -> None:
-        due = ch.t0 + n / ch.odr                 # loop time = time.monotonic()
-        tick = self.tick_at(due)
+        due = ch.b0 + n / ch.odr                 # board time, as `since`
+        tick = self.tick_of(due)
         for entry_id, offset, length, since in ch.log_slices:
             if due >= since:
                 self._log_entry(entry_id, tick, sample[offset:offset + length])
@@ -841,14 +904,37 @@ class Board:
             self._task = None
         self._cancel_readout("peer stopping")
 
+    def _begin_run(self, ch: Channel, now: float) -> None:
+        """A run of the stream begins at loop time `now` (start command, or a reset keeping it)."""
+        ch.b0 = self.osc.board_time(now)
+        ch.n, ch.run_sent, ch.pending, ch.packer_pending = 0, 0, [], {}
+        ch.wall_offset = time.time() - now
+        ch.segments = [self._segment(ch, 0)]
+
+    def _segment(self, ch: Channel, first_n: int) -> dict:
+        """The truth of `ch`'s run from sample `first_n` on, under the current drift: sample m is
+        due at host wall-clock time t0_wall + m / odr (t0_wall extrapolated back to m = 0, so one
+        formula serves every segment)."""
+        return {"n": first_n, "t0_wall": self.osc.host_time(ch.b0) + ch.wall_offset,
+                "odr": ch.odr * self.osc.rate, "drift_ppm": self.osc.ppm}
+
+    def _run_record(self, ch: Channel) -> dict:
+        """Samples generated and sent, and the truth: the last segment's `t0_wall`, `odr` (host
+        time) and `drift_ppm` (exact for the whole run unless the drift changed during it), the
+        board's `odr_nominal`, and every segment."""
+        last = ch.segments[-1]
+        return {"generated": ch.n, "sent": ch.run_sent, "t0_wall": last["t0_wall"], "odr": last["odr"],
+                "odr_nominal": ch.odr, "drift_ppm": last["drift_ppm"],
+                "segments": [dict(s) for s in ch.segments]}
+
     def _end_run(self, ch: Channel) -> None:
         if ch.started:
-            self.runs[ch.name].append({"generated": ch.n, "sent": ch.run_sent, "t0_wall": ch.t0_wall, "odr": ch.odr})
+            self.runs[ch.name].append(self._run_record(ch))
             ch.n, ch.run_sent = 0, 0
 
     def run_history(self, ch: Channel) -> list[dict]:
         """Every run of the stream, the current one last (`running`): samples generated and sent."""
-        current = [{"generated": ch.n, "sent": ch.run_sent, "t0_wall": ch.t0_wall, "odr": ch.odr, "running": True}] if ch.started else []
+        current = [{**self._run_record(ch), "running": True}] if ch.started else []
         return self.runs[ch.name] + current
 
     def _emit(self, ch: Channel, n: int) -> None:
@@ -864,7 +950,7 @@ class Board:
             self._send_samples(ch, bytes([ch.module, ch.data_reg]) + sample, 1)
         for pid, timed, length in ch.accounters:
             # Time mode: the log clock's tick when the sample was produced; count mode: n.
-            value = self.tick_at(ch.t0 + n / ch.odr) if timed else n
+            value = self.tick_of(ch.b0 + n / ch.odr) if timed else n
             self._send_samples(ch, bytes([0x09, 0x03, pid]) + struct.pack("<I", value & 0xFFFFFFFF)[:length] + sample, 1)
         for packer, count, pid, timed, length in ch.packed_accounters:
             # The accounter stamps the packer's output: the tick of its last sample.
@@ -873,7 +959,7 @@ class Board:
             if len(held) < count:
                 continue
             ch.packer_pending[packer] = []
-            value = self.tick_at(ch.t0 + n / ch.odr) if timed else n
+            value = self.tick_of(ch.b0 + n / ch.odr) if timed else n
             self._send_samples(ch, bytes([0x09, 0x03, pid]) + struct.pack("<I", value & 0xFFFFFFFF)[:length]
                                + b"".join(held), count)
         if ch.sub_packed:
@@ -899,7 +985,7 @@ class Board:
 
     def _produce_due(self, ch: Channel, now: float) -> None:
         """Emits every sample of `ch` due by `now` (loop time): a late wake-up emits a burst."""
-        due = int((now - ch.t0) * ch.odr) + 1
+        due = int((self.osc.board_time(now) - ch.b0) * ch.odr) + 1
         while ch.n < due:
             self._emit(ch, ch.n)
             ch.n += 1
@@ -916,7 +1002,7 @@ class Board:
                 for ch in channels:
                     odr = ch.odr
                     self._produce_due(ch, now)
-                    t_next = ch.t0 + ch.n / odr
+                    t_next = self.osc.host_time(ch.b0 + ch.n / odr)
                     next_due = t_next if next_due is None else min(next_due, t_next)
                 await asyncio.sleep(max(0.0005, next_due - loop.time()))
         finally:
@@ -936,6 +1022,7 @@ class Board:
             "battery": {"percent": self.battery_pct, "mv": self.battery_mv},
             "reset_uid": self.reset_uid,
             "tick": self.tick(),
+            "drift_ppm": self.osc.ppm,
             "samples_generated": self.samples_generated,
             "samples_sent": self.samples_sent,
             "samples_dropped": self.samples_dropped,

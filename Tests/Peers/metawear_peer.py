@@ -8,7 +8,8 @@
 Usage:
     metawear_peer.py [--hci-port 0] [--control-port 0] [--sensors 1]
                      [--model MMR|MMS] [--name MetaWear] [--adv-address public|random]
-                     [--scan-reports spec|bumble] [--exit-with-parent] [--log-level WARNING]
+                     [--scan-reports spec|bumble] [--drift-ppm P | --drift-ppm I=P ...]
+                     [--exit-with-parent] [--log-level WARNING]
 
 Prints exactly one line on stdout when ready: ``READY hci=<port> control=<port>``.
 The control channel takes newline-delimited JSON, one JSON reply line per command;
@@ -32,7 +33,7 @@ from bumble.device import Device, DeviceConfiguration
 from bumble.gatt import Characteristic, CharacteristicValue, Service
 from bumble.transport.common import AsyncPipeSink
 
-from metawear_board import Board
+from metawear_board import DRIFT_PPM_LIMIT, Board
 from peer_link import H4Server, HostFacingController, QuietController, QuietHost, RoutingLink
 
 log = logging.getLogger("metawear_peer")
@@ -61,7 +62,7 @@ class Sensor:
     """One emulated MetaWear: its own controller, bumble host/Device and Board."""
 
     def __init__(self, index: int, link: RoutingLink, model: str, adv_public: bool,
-                 name: str):
+                 name: str, drift_ppm: float = 0.0):
         self.index = index
         self.name = name
         self.public_address = hci.Address(
@@ -88,7 +89,8 @@ class Sensor:
         self.manufacturer = "MbientLab Inc"
         self.firmware = "1.7.3"
         self.board = Board(name, model, bytes(self.public_address.address_bytes),
-                           self._send, self.request_conn_params, self.drop_link, self._delivering)
+                           self._send, self.request_conn_params, self.drop_link, self._delivering,
+                           drift_ppm=drift_ppm)
         self._build_gatt()
         self.device.on("connection", self._on_connection)
 
@@ -283,7 +285,8 @@ class Peer:
         self.controller_a.scan_reports = args.scan_reports
         self.h4 = H4Server(self.controller_a)
         self.sensors = [
-            Sensor(i, self.link, args.model, args.adv_address == "public", args.name)
+            Sensor(i, self.link, args.model, args.adv_address == "public", args.name,
+                   args.drift_ppm[i])
             for i in range(args.sensors)
         ]
         self.stopped = asyncio.Event()
@@ -399,6 +402,10 @@ class Peer:
         if cmd == "stop":
             asyncio.get_running_loop().call_later(0.05, self.stopped.set)
             return {}
+        if cmd == "time":
+            # This machine's clocks, read as late as possible: a client whose own clock is off (a VM
+            # guest) takes its offset as time - (sent + received) / 2, within +-(round trip) / 2.
+            return {"time": time.time(), "monotonic": time.monotonic()}
         sensor = self._sensor(request)
         board = sensor.board
         if cmd == "conn_param_update":
@@ -474,6 +481,12 @@ class Peer:
             return {"tick": board.tick(), "reset_uid": board.reset_uid}
         if cmd == "log_status":
             return {"log": board.log_status()}
+        if cmd == "set_drift":
+            ppm = request.get("ppm")
+            if isinstance(ppm, bool) or not isinstance(ppm, (int, float)):
+                raise ValueError("ppm must be a number (positive: the board's clock runs fast)")
+            board.set_drift(ppm)
+            return {"drift_ppm": board.osc.ppm}
         if cmd == "slow_discovery":
             board.discovery_delay = max(0.0, float(request.get("delay_ms", 0)) / 1000)
             return {"delay_ms": board.discovery_delay * 1000}
@@ -490,6 +503,23 @@ class Peer:
         raise ValueError(f"unknown command {cmd!r}")
 
 
+def drift_per_sensor(specs: list[str], sensors: int) -> list[float]:
+    """--drift-ppm values, in order: `P` sets every sensor, `I=P` sensor I (0-based)."""
+    drift = [0.0] * sensors
+    for spec in specs:
+        index, _, ppm = spec.rpartition("=")
+        value = float(ppm)
+        if not abs(value) <= DRIFT_PPM_LIMIT:
+            raise ValueError(f"{spec}: drift must be within ±{DRIFT_PPM_LIMIT} ppm")
+        if not index:
+            drift = [value] * sensors
+        elif 0 <= int(index) < sensors:
+            drift[int(index)] = value
+        else:
+            raise ValueError(f"{spec}: no sensor {index}")
+    return drift
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hci-port", type=int, default=0)
@@ -503,12 +533,19 @@ def main() -> None:
                         help="spec: one legacy report per ADV for a legacy scan (extended "
                              "reports with the legacy bit for an extended scan), duplicate "
                              "filtering honoured; bumble: the stock emulator's reports")
+    parser.add_argument("--drift-ppm", action="append", default=[], metavar="[I=]P",
+                        help="crystal drift of the boards' clocks in ppm (positive: fast): P for "
+                             "every sensor, I=P for sensor I; repeatable, later ones win")
     parser.add_argument("--exit-with-parent", action="store_true",
                         help="stop when the parent process dies (no orphans from killed tests)")
     parser.add_argument("--log-level", default="WARNING")
     args = parser.parse_args()
     if not 1 <= args.sensors <= 200:
         parser.error("--sensors must be 1..200")
+    try:
+        args.drift_ppm = drift_per_sensor(args.drift_ppm, args.sensors)
+    except ValueError as error:
+        parser.error(f"--drift-ppm {error}")
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
 
