@@ -21,6 +21,7 @@ extension CaptureEngine {
     @discardableResult
     public func backfill(device: String, stream: SensorStream, samples timelineSamples: [StoredSample]) async throws -> BackfillReport {
         guard !timelineSamples.isEmpty else { return BackfillReport() }
+        if redatingInProgress { await waitWhileRedating() }
         let shift = correctionMs
         let samples = shift == 0 ? timelineSamples : timelineSamples.map { StoredSample(timestampMs: $0.timestampMs + shift, x: $0.x, y: $0.y, z: $0.z) }
         await lockCommits()

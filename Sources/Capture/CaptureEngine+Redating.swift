@@ -28,7 +28,18 @@ extension CaptureEngine {
     /// ring were written in the old time), and its streams go on in new chunks. The board reset
     /// times this run saved move too. Then the users' medals are evaluated again from the true
     /// days. A re-dating with no delta only changes how the documents say they are dated.
+    ///
+    /// Meanwhile nothing else changes a session: appends, the feed and the session API wait
+    /// (``waitWhileRedating()``), and the engine's copies of the open sessions are changed only
+    /// between the re-dating's reads of the store, never across one.
     public func redate(_ redating: Redating) async throws {
+        await waitWhileRedating()
+        redatingInProgress = true
+        defer {
+            redatingInProgress = false
+            for waiter in redatingWaiters { waiter.resume() }
+            redatingWaiters.removeAll()
+        }
         await lockCommits()
         defer { unlockCommits() }
         // What was taken in so far goes to the store as it was dated, and moves with the rest.
@@ -39,12 +50,13 @@ extension CaptureEngine {
         var users: Set<String> = []
         var taken: Set<String> = []
         for device in open.keys.sorted() {
+            guard let record = open[device]?.record, let run = runSessions[record.id] else { continue }
+            let moved = try await moved(record, run: run, by: deltaMs, taken: &taken)
+            try await redateChunks(of: record.id, as: moved, run: run, by: deltaMs)
             guard var session = open.removeValue(forKey: device) else { continue }
-            if let run = runSessions[session.record.id] {
-                try await redateOpen(&session, run: run, by: deltaMs, taken: &taken)
-                users.insert(session.record.userId)
-            }
+            redateOpen(&session, as: moved, run: run, by: deltaMs)
             open[device] = session
+            users.insert(record.userId)
         }
         let openIds = Set(open.values.map(\.record.id))
         for (id, run) in runSessions.sorted(by: { $0.key < $1.key }) where !openIds.contains(id) {
@@ -71,11 +83,16 @@ extension CaptureEngine {
         for user in users.sorted() { try await reevaluateMedals(userId: user) }
     }
 
-    /// An open session: its samples in memory, its open chunks closed, its record moved.
-    private func redateOpen(_ session: inout OpenSession, run: RunSession, by deltaMs: Double, taken: inout Set<String>) async throws {
+    /// An open session in memory: its record is `record` (moved), its samples move, its open
+    /// chunks close. No suspension: the engine's copy of the session is never half moved.
+    private func redateOpen(_ session: inout OpenSession, as record: SessionRecord, run: RunSession, by deltaMs: Double) {
         let oldId = session.record.id
-        let record = try await moved(session.record, run: run, by: deltaMs, taken: &taken)
-        try await redateChunks(of: oldId, as: record, run: run, by: deltaMs)
+        var record = record
+        // What this session took in since `moved` read it (nothing while appends wait).
+        record.samples = session.record.samples
+        record.expected = session.record.expected
+        record.chunkIds = session.record.chunkIds
+        record.accelChunkIds = session.record.accelChunkIds
         session.record = record
         for (stream, var state) in session.streams {
             if deltaMs != 0 {
@@ -175,6 +192,11 @@ extension CaptureEngine {
     private func isTaken(_ id: String, _ taken: Set<String>) async throws -> Bool {
         if taken.contains(id) || open.values.contains(where: { $0.record.id == id }) { return true }
         return try await store.session(id: id) != nil
+    }
+
+    /// Returns when no re-dating runs.
+    func waitWhileRedating() async {
+        while redatingInProgress { await withCheckedContinuation { redatingWaiters.append($0) } }
     }
 
     /// Medals again after a re-dating: what the user had when this run began, and what the

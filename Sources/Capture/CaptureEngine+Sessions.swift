@@ -5,6 +5,7 @@ extension CaptureEngine {
     /// Starts a session for a sensor, or returns the one already open.
     @discardableResult
     public func startSession(sensor: SensorIdentity, atMs: Double? = nil) async throws -> SessionRecord {
+        if redatingInProgress { await waitWhileRedating() }
         if let existing = open[sensor.device] { return existing.record }
         let startMs = atMs ?? now()
         // Two sessions of one user in the same second (a split, a quick restart) keep distinct ids.
@@ -33,6 +34,7 @@ extension CaptureEngine {
     @discardableResult
     public func stopSession(device: String, atMs: Double? = nil, reason: String = "stopped",
                             withdrawIfEmpty: Bool = false) async throws -> SessionRecord {
+        if redatingInProgress { await waitWhileRedating() }
         guard var session = open.removeValue(forKey: device) else { throw CaptureError.noSessionForDevice(device) }
         if withdrawIfEmpty, session.record.expected == 0, session.streams.values.allSatisfy({ $0.samples.isEmpty }),
            session.record.chunkIds.isEmpty, session.record.accelChunkIds.isEmpty {
@@ -72,6 +74,7 @@ extension CaptureEngine {
 
     /// Merges hazard intensities into a session's `hazards` (a name given again is replaced).
     public func mergeHazards(sessionId: String, _ hazards: [String: Int]) async throws -> SessionRecord {
+        if redatingInProgress { await waitWhileRedating() }
         for (name, intensity) in hazards {
             if name.isEmpty || name.count > 64 { throw CaptureError.invalidHazard(name: name, reason: "names are 1 to 64 characters") }
             if intensity < 0 { throw CaptureError.invalidHazard(name: name, reason: "intensity must not be negative") }
@@ -98,6 +101,7 @@ extension CaptureEngine {
     /// Removes a session and its documents locally and, through zero-byte retained publishes,
     /// downstream. Medals already earned stay.
     public func deleteSession(id: String) async throws {
+        if redatingInProgress { await waitWhileRedating() }
         if let device = open.first(where: { $0.value.record.id == id })?.key {
             _ = try await stopSession(device: device)
         }

@@ -46,6 +46,9 @@ public actor CaptureEngine {
     var runResetTimes: [String: [UInt8: Double]] = [:]
     /// Each user's medals as this run found them: a re-dating re-evaluates what it earned since.
     var medalsAtRunStart: [String: Medals] = [:]
+    /// While a re-dating runs, what would change sessions waits (``waitWhileRedating()``).
+    var redatingInProgress = false
+    var redatingWaiters: [CheckedContinuation<Void, Never>] = []
     /// Called after every successful commit that added outbox rows, and after a retention pass
     /// or a backfill that did (the daemon wakes the MQTT publisher with it).
     let onCommit: @Sendable () -> Void
@@ -104,6 +107,7 @@ public actor CaptureEngine {
     public func append(sensor: SensorIdentity, stream: SensorStream, odrHz: Double, range: Double,
                        firstIndex: Int64, samples: [StoredSample], gapReason: GapReason = .notReceived,
                        receivedAt: ContinuousClock.Instant = .now) async throws {
+        if redatingInProgress { await waitWhileRedating() }
         guard let firstSample = samples.first else { return }
         let firstMs = firstSample.timestampMs + correctionMs
         if let session = open[sensor.device], firstMs - session.record.startMs >= rules.maxDurationMs {
