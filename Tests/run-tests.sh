@@ -134,18 +134,6 @@ echo "== the demo (deploy/demo.sh), headless"
 echo "== the Debian packages: build, lintian, install/upgrade/purge, streaming (arm64 under qemu)"
 bash Tests/Deploy/test_package.sh || exit 1
 
-# deploy/gyrogate.ld is a profile of the code (deploy/order-file.py): a function it names that no
-# longer exists means the shipped layout fell behind. The check relinks the amd64 package's
-# release build just made (when its copy of the sources is this tree's), else builds its own.
-echo "== deploy/gyrogate.ld names code that exists"
-package_cache=${GYROGATE_PACKAGE_CACHE:-/var/cache/gyrogate-package}
-if [ -d "$package_cache/amd64/scratch" ] && diff -rq Sources "$package_cache/amd64/src/Sources" >/dev/null 2>&1 \
-    && cmp -s deploy/gyrogate.ld "$package_cache/amd64/src/deploy/gyrogate.ld" \
-    && cmp -s deploy/order-file.py "$package_cache/amd64/src/deploy/order-file.py"; then
-    (cd "$package_cache/amd64/src" && timeout 900 python3 deploy/order-file.py --check --scratch-path "$package_cache/amd64/scratch") || exit 1
-else
-    timeout 1800 python3 deploy/order-file.py --check || exit 1
-fi
 # The live view in a real browser: Debian's chromium headless, driven by Selenium, against three
 # emulated sensors and mosquitto; its screenshots go to .build/liveview (LIVEVIEW_SCREENSHOTS=docs
 # refreshes the committed docs/liveview-*.png). A machine where chromium or

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds gyrogate for a Raspberry Pi (aarch64 Linux): the shipped release build of
-# deploy/release-build.sh (Swift runtime linked in statically, code laid out by
-# deploy/gyrogate.ld, unused sections dropped, symbols stripped). It needs at run time
+# deploy/release-build.sh (Swift runtime linked in statically, unused sections dropped,
+# symbols stripped). It needs at run time
 # only the Pi's libc, libsqlite3-0, libmosquitto1 and tzdata; install it with
 #   sudo bash deploy/install.sh --binary PATH
 #

@@ -1,20 +1,18 @@
 #!/usr/bin/env bash
 # The shipped build of gyrogate: release, the Swift runtime linked in statically, one section per
-# function, the code that runs laid out first by deploy/gyrogate.ld, unused sections dropped,
-# symbols stripped. install.sh and build-pi.sh build through this script; so does the benchmark
+# function, unused sections dropped, symbols stripped. install.sh and build-pi.sh build through this script; so does the benchmark
 # (docs/benchmarks.md).
 #
-# Usage: bash deploy/release-build.sh [--unordered] [--symbols] [SWIFT BUILD ARGUMENTS...]
-#   --unordered   link without deploy/gyrogate.ld (deploy/order-file.py profiles such a build)
+# Usage: bash deploy/release-build.sh [--symbols] [SWIFT BUILD ARGUMENTS...]
 #   --symbols     keep the symbol table (profiles, perf)
 #   Other arguments go to `swift build` as they are: --scratch-path DIR, --swift-sdk NAME,
 #   --show-bin-path, ...
 #
 # Why each flag (docs/benchmarks.md, "Memory", has the figures):
-# - -function-sections, lld and the linker script deploy/gyrogate.ld: the code a running gateway
-#   executes is about 2 MB of the binary's 14 MB of text. Packed together, it is all the kernel
-#   maps in; scattered, every page fault maps a neighbourhood (up to a whole page-cache folio)
-#   of code that never runs.
+# - -function-sections and --gc-sections (lld): code that nothing calls is dropped. The code is
+#   not laid out by a profile: that bought about 8 MB of peak RSS, all of it clean file-backed
+#   text pages that the kernel drops under memory pressure, at the price of a generated linker
+#   script that every rename broke (docs/benchmarks.md, "Memory").
 # - -no-pie: a position-dependent executable needs no run-time relocation of the Swift
 #   metadata (62,000 relative relocations, 1.5 MB read and the pages they touch written at
 #   every start).
@@ -26,11 +24,10 @@
 set -euo pipefail
 
 cd "$(dirname -- "$0")/.."
-order=1 symbols=0
+symbols=0
 args=()
 for argument in "$@"; do
     case "$argument" in
-        --unordered) order=0 ;;
         --symbols) symbols=1 ;;
         *) args+=("$argument") ;;
     esac
@@ -44,12 +41,6 @@ flags=(
     -Xlinker --gc-sections
     -Xlinker --no-export-dynamic
 )
-if [ "$order" = 1 ]; then
-    [ -f deploy/gyrogate.ld ] || { echo "deploy/release-build.sh: error: deploy/gyrogate.ld is missing" >&2; exit 1; }
-    # Sections named there that this build lacks (code changed since the profile) match
-    # nothing; new code only ends up outside the packed region.
-    flags+=(-Xlinker -T -Xlinker "$PWD/deploy/gyrogate.ld")
-fi
 [ "$symbols" = 1 ] || flags+=(-Xlinker -s)
 
 cross=0
