@@ -1,7 +1,7 @@
 // swift-tools-version:6.1
 import PackageDescription
 
-// One module per layer (see README "Layout"). Dependencies point one way:
+// One module per layer (docs/architecture.md, "Modules"). Dependencies point one way:
 // gyrogate (CLI) -> Daemon -> Capture -> GyroStore; GatewayConfig is plain values; JSON and
 // TextTools are at the bottom, on FoundationEssentials alone (the binary links no full Foundation).
 let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]

@@ -12,7 +12,7 @@ public struct BluetoothAddressType: RawRepresentable, Hashable, Sendable {
     /// Public Device Address.
     public static let `public` = BluetoothAddressType(rawValue: 0x00)
     /// Random Device Address. Use it as own address with bumble's emulated controller: a
-    /// public own address makes its LocalLink drop every ACL packet (`bumble-test-peer.md`, 1).
+    /// public own address makes its LocalLink drop every ACL packet (`docs/bumble-test-peer.md`, 1).
     public static let random = BluetoothAddressType(rawValue: 0x01)
     /// Public Identity Address (resolved from an RPA), or "RPA, fall back to public" as own type.
     public static let publicIdentity = BluetoothAddressType(rawValue: 0x02)

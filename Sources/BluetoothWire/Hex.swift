@@ -1,7 +1,7 @@
 /// Hex text for logs and test vectors.
 ///
 /// Build hex dumps lazily (only at trace level): eager formatting is what halves bumble's
-/// throughput (`bumble-test-peer.md`).
+/// throughput (`docs/bumble-test-peer.md`).
 extension Sequence<UInt8> {
     /// Lower-case hex with a space between bytes, e.g. `"0e 04 01"`.
     public var hexDump: String {

@@ -7,7 +7,7 @@
 /// ``disconnected(handle:)`` returns that connection's credits; without it the host would lose
 /// buffers at every disconnect and eventually stall.
 ///
-/// bumble's emulator never enforces the advertised credits (`bumble-test-peer.md`, 8): only these
+/// bumble's emulator never enforces the advertised credits (`docs/bumble-test-peer.md`, 8): only these
 /// tests and a stricter peer exercise this logic.
 public struct ACLCredits: Sendable {
     /// The controller's buffer count.

@@ -4,11 +4,11 @@
 /// Status (`Num_HCI_Command_Packets`); the host starts with one. Commands wait in a FIFO until a
 /// credit is free, then become *pending* with a deadline. A response resolves the oldest pending
 /// command with its opcode. Time is passed in, never read, and nothing here sleeps or does I/O:
-/// every method returns ``Action``s for the owner (the `HCIController` actor) to perform, so the
+/// every method returns ``Action``s for the owner (the `BLEHost` actor) to perform, so the
 /// rules are tested without a controller (as NIO's upgrader state machine is).
 ///
 /// Every pending command has a deadline because some controllers never answer: bumble's emulator
-/// ignores unknown opcodes and some unimplemented commands (`bumble-test-peer.md`, 2). When a
+/// ignores unknown opcodes and some unimplemented commands (`docs/bumble-test-peer.md`, 2). When a
 /// deadline passes, the command fails with ``CommandFlowError/timedOut(opcode:after:)`` and its
 /// credit is given back: otherwise one silent controller bug would stall the host forever. The
 /// cost is that a very late response then shows up as ``Action/unexpectedResponse(_:)``.

@@ -26,7 +26,7 @@ public struct PublisherConfiguration: Sendable {
     /// The gateway's version, shown in the presence document.
     public var version: String
     /// Most publishes handed to libmosquitto and not yet acknowledged. libmosquitto itself
-    /// would queue without bound; 20 measured fastest on loopback (`stack-facts.md`).
+    /// would queue without bound; 20 measured fastest on loopback (`docs/stack-facts.md`).
     public var inFlightWindow: Int = 20
 
     /// Outbox rows one feeder pass reads, in one read transaction, before the next pass starts:

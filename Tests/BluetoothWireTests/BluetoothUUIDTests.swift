@@ -2,7 +2,7 @@ import BluetoothWire
 import XCTest
 
 final class BluetoothUUIDTests: XCTestCase {
-    // MetaWear service, metawear-protocol.md.
+    // MetaWear service, docs/metawear-protocol.md.
     let metaWearService = "326A9000-85CB-9195-D9DD-464CFBBAE75A"
     let metaWearWire = Hex.bytes("5a e7 ba fb 4c 46 dd d9 95 91 cb 85 00 90 6a 32")!
 

@@ -53,7 +53,7 @@ LOG_READOUT_RATE = 2000.0  # readout notifications per second (0 = unpaced)
 TICK_WRAP = 1 << 32        # the log tick is a u32
 DRIFT_PPM_LIMIT = 100_000  # |drift| accepted: 10 %, far beyond any crystal, keeps the rate positive
 
-# Module-info answers. Values marked "doc" come from metawear-protocol.md 2.1;
+# Module-info answers. Values marked "doc" come from docs/metawear-protocol.md 2.1;
 # the others are plausible placeholders (impl 0, rev 0) for modules a gateway
 # only needs to see as present.
 MODULES_MMR = {

@@ -3,7 +3,7 @@ import Foundation
 /// A real mosquitto broker on a free loopback port, with a generated config in a temp dir.
 ///
 /// `max_queued_messages 0` (no limit): a no-loss test must not measure the broker's default
-/// queue of 1,000 (`stack-facts.md`). Persistence only when asked (then it survives `restart`).
+/// queue of 1,000 (`docs/stack-facts.md`). Persistence only when asked (then it survives `restart`).
 public final class MosquittoBroker: @unchecked Sendable {
     public static let executable = ["/usr/sbin/mosquitto", "/usr/bin/mosquitto"].first { FileManager.default.isExecutableFile(atPath: $0) }
 

@@ -4,7 +4,7 @@ import BluetoothWire
 /// the connection is reported by LE (Enhanced) Connection Complete.
 ///
 /// With bumble's emulator use a random own address: a public one makes its LocalLink drop
-/// every ACL packet from the central (`bumble-test-peer.md`, 1).
+/// every ACL packet from the central (`docs/bumble-test-peer.md`, 1).
 public struct LECreateConnectionCommand: HCICommand {
     public static let opcode = HCIOpcode.leCreateConnection
     public static var acknowledgement: HCICommandAcknowledgement { .commandStatus }

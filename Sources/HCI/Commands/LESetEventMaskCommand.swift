@@ -2,7 +2,7 @@ import BluetoothWire
 
 /// HCI_LE_Set_Event_Mask, Core v5.4, Vol 4, Part E, 7.8.1. Bit n enables LE subevent n+1.
 ///
-/// bumble's emulator ignores event masks (`bumble-test-peer.md`, 9): decode defensively.
+/// bumble's emulator ignores event masks (`docs/bumble-test-peer.md`, 9): decode defensively.
 public struct LESetEventMaskCommand: HCICommand {
     public static let opcode = HCIOpcode.leSetEventMask
     public var leEventMask: UInt64

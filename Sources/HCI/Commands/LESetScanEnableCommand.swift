@@ -3,7 +3,7 @@ import BluetoothWire
 /// HCI_LE_Set_Scan_Enable, Core v5.4, Vol 4, Part E, 7.8.11.
 ///
 /// bumble's emulator answers a legacy scan with Extended Advertising Reports, twice per PDU,
-/// and ignores duplicate filtering (`bumble-test-peer.md`, 4).
+/// and ignores duplicate filtering (`docs/bumble-test-peer.md`, 4).
 public struct LESetScanEnableCommand: HCICommand {
     public static let opcode = HCIOpcode.leSetScanEnable
     public var leScanEnable: Bool

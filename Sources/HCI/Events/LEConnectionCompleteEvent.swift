@@ -3,7 +3,7 @@ import BluetoothWire
 /// HCI_LE_Connection_Complete (subevent 0x01), Core v5.4, Vol 4, Part E, 7.7.65.1.
 ///
 /// bumble's emulator sends this one even after LE Extended Create Connection
-/// (`bumble-test-peer.md`, 9), so a host must accept either this or the enhanced form.
+/// (`docs/bumble-test-peer.md`, 9), so a host must accept either this or the enhanced form.
 public struct LEConnectionCompleteEvent: HCIEventParameters {
     public var status: HCIStatus
     public var connectionHandle: UInt16

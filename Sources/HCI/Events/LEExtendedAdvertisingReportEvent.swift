@@ -3,7 +3,7 @@ import BluetoothWire
 /// HCI_LE_Extended_Advertising_Report (subevent 0x0D), Core v5.4, Vol 4, Part E, 7.7.65.13.
 ///
 /// bumble's emulator answers even a *legacy* scan with this event, without the legacy bit and
-/// twice per PDU (`bumble-test-peer.md`, 4): a scanner must accept it and de-duplicate.
+/// twice per PDU (`docs/bumble-test-peer.md`, 4): a scanner must accept it and de-duplicate.
 public struct LEExtendedAdvertisingReportEvent: HCIEventParameters {
     public struct Report: Equatable, Sendable {
         public var eventType: ExtendedAdvertisingEventType
