@@ -399,6 +399,10 @@ class Peer:
         if cmd == "stop":
             asyncio.get_running_loop().call_later(0.05, self.stopped.set)
             return {}
+        if cmd == "time":
+            # This machine's clocks, read as late as possible: a client whose own clock is off (a VM
+            # guest) takes its offset as time - (sent + received) / 2, within +-(round trip) / 2.
+            return {"time": time.time(), "monotonic": time.monotonic()}
         sensor = self._sensor(request)
         board = sensor.board
         if cmd == "conn_param_update":
