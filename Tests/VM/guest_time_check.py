@@ -173,18 +173,22 @@ class Run:
 
     def start_gateway(self) -> None:
         since = [s["samples_sent"] for s in self.peer.sensors()]
-        self.gw = rel.Gateway(self.procs, self.args.gateway, self.config, self.gateway_log)
+        env = dict(os.environ, LOG_LEVEL=self.args.log_level) if self.args.log_level else None
+        self.gw = rel.Gateway(self.procs, self.args.gateway, self.config, self.gateway_log, env=env)
         self.gw.wait_admin(120)
         waited = rel.wait_streaming(self.peer, self.gw, timeout=180, since=since)
         say(f"gateway pid {self.gw.pid}: every board streams after {waited:.1f} s")
         self.events.append({"true": self.true_now(), "what": "all boards streaming", "result": {"waited_s": round(waited, 1)}})
 
-    def stop_gateway(self) -> None:
-        self.events.append({"true": self.true_now(), "what": "SIGTERM", "result": {}})
+    def stop_gateway(self) -> float:
+        """SIGTERM, the exit, the broker quiet for 2 s; returns the true time of the SIGTERM."""
+        sent = self.true_now()
+        self.events.append({"true": sent, "what": "SIGTERM", "result": {}})
         code, seconds = self.gw.terminate(timeout=60)
         self.sub.wait_quiet(2.0, 30)
         self.checks.append((code == 0, f"SIGTERM: the gateway exited with {code} after {seconds:.1f} s"))
         self.gw = None
+        return sent
 
     def poll(self, phase: str) -> None:
         try:
@@ -213,10 +217,10 @@ class Run:
         self.cli_status.append({"phase": name, "clock": clock})
         print(f"info `gyrogate status --json` at the end of phase {name!r}: clock = {json.dumps(clock)}", flush=True)
 
-    def gap(self, name: str, board_dated: bool) -> None:
-        """A stretch without a gateway (v's restart): samples due then belong to it."""
+    def gap(self, name: str, start: float, board_dated: bool) -> None:
+        """A time without a gateway from `start` (v's restart): samples due then belong to it."""
         self.sub.phase = name
-        self.phases.append({"name": name, "expect": None, "start": self.true_now(), "board_dated": board_dated})
+        self.phases.append({"name": name, "expect": None, "start": start, "board_dated": board_dated})
 
 
 def scenario(run: Run) -> None:
@@ -241,8 +245,8 @@ def scenario(run: Run) -> None:
         run.event("set to true, synchronised", gc.set_true(ctl, 0.0, then="sync"))
         run.start_gateway()
         run.phase("run 1 synchronised", "synchronised", a.first)
-        run.stop_gateway()
-        run.gap("restart (no gateway)", board_dated=True)
+        # Samples due from the SIGTERM on reach the second gateway (stale, once it connects).
+        run.gap("restart (no gateway)", run.stop_gateway(), board_dated=True)
         run.event("set 3 days behind true, unsynchronised", gc.set_true(ctl, -3 * DAY, then="unsync"))
         run.start_gateway()
         run.phase("run 2 board time", "board", a.first, board_dated=True)
@@ -262,6 +266,26 @@ def due(run: dict, n: int) -> float:
         seg = max((s for s in segments if s["n"] <= n), key=lambda s: s["n"], default=segments[0])
         return seg["t0_wall"] + n / seg["odr"]
     return run["t0_wall"] + n / run["odr"]
+
+
+def clock_readings(path: str) -> list[dict]:
+    """The gateway's `log clock read` debug lines (LOG_LEVEL=debug): where it placed each board's
+    tick 0 on its clock, and the round trip and width of the bounds that placed it."""
+    out = []
+    try:
+        with open(path, errors="replace") as f:
+            for line in f:
+                if "log clock read" not in line:
+                    continue
+                fields = dict(re.findall(r"(\w+)=(\S+)", line))
+                try:
+                    out.append({"sensor": fields["sensor"].upper(), "resetTime": float(fields["resetTime"]),
+                                "roundTripMs": float(fields["roundTripMs"]), "boundsMs": float(fields["boundsMs"])})
+                except (KeyError, ValueError):
+                    continue
+    except OSError:
+        pass
+    return out
 
 
 def clock_state(clock) -> str | None:
@@ -323,10 +347,22 @@ def analyse(run: Run) -> dict:
     figures["documents"] = {"chunks": len(chunks), "records": len(records), "daily_sessions": len(daily),
                             "deleted_at_the_end": len(deleted), "versions": sum(len(v) for v in versions.values())}
 
+    before = run.peer.call(cmd="time")["time"]
     sensors = run.peer.sensors()
-    peer_now = run.peer.call(cmd="time")["time"]
+    peer_now = (before + run.peer.call(cmd="time")["time"]) / 2  # when the status read the ticks, about
     runs_of = {s["address"][:17].upper(): s["gyro_runs"] for s in sensors}
-    reset_true = {s["address"][:17].upper(): peer_now - s["tick"] * TICK_S for s in sensors}
+    # The true time of each board's tick 0 (its power cycle's start), to half a tick.
+    reset_true = {s["address"][:17].upper(): peer_now - (s["tick"] + 0.5) * TICK_S for s in sensors}
+    figures["board_reset_true"] = {d: iso(t) for d, t in reset_true.items()}
+    readings = []
+    for r in clock_readings(run.gateway_log):
+        if r["sensor"] in reset_true:
+            r["error_ms"] = round((r["resetTime"] - reset_true[r["sensor"]]) * 1000, 3)
+            readings.append(r)
+    figures["gateway_clock_readings"] = readings
+    for r in readings:
+        print(f"info the gateway placed {r['sensor']}'s tick 0 {delta(r['error_ms'])} from the peer's clock "
+              f"(its log clock read: round trip {r['roundTripMs']:.1f} ms, bounds {r['boundsMs']:.1f} ms wide)", flush=True)
     stretches = {s["address"][:17].upper(): [x for x in s.get("undelivered_stretches", []) if x.get("stream") == "gyro"]
                  for s in sensors}
 
@@ -371,7 +407,8 @@ def analyse(run: Run) -> dict:
                 q["run"] = best[1]
                 q["due"] = due(peer_runs[best[1]], q["n"])
                 points.append(q)
-    checks.append((not unmatched, "every stored stretch of samples belongs to a run of its board"
+    checks.append((not unmatched, "every sample published belongs to a run of its board (n below what it generated, "
+                   "due before its chunk arrived)"
                    + (f" -- not: {'; '.join(unmatched[:3])}" if unmatched else "")))
 
     # (a) every sample once: e2e_bench.analyse per (board, run), over the last versions.
@@ -641,6 +678,7 @@ def main() -> int:
                    help="v: the boards' drift bound while they date samples (the gateway documents its figure)")
     p.add_argument("--truth-shift", type=float, help="seconds added to the peer's clock to make true time (default: u -3600, else 0)")
     p.add_argument("--strict-clock", action="store_true", help="(e) fail unless the status shows each phase's clock state")
+    p.add_argument("--log-level", help="the gateway's LOG_LEVEL (debug: its log clock readings, with round trips)")
     p.add_argument("--json")
     args = p.parse_args()
     if args.truth_shift is None:

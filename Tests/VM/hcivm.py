@@ -213,7 +213,8 @@ def scenario_script(name: str, args, peer: PeerProcess, tcp_peer: PeerProcess | 
         s += f"{clock} state\n{clock} offset --peer-control {control}\n"
         s += (f"{args.guest_python} {os.path.join(HERE, 'guest_time_check.py')} --scenario {name} --peer-control {control} "
               f"--gateway {args.gateway} --sensors 2 --odr 100 --drift-ppm {args.drift_ppm:g} --json /mnt/out/{name}.json"
-              + (" --strict-clock" if args.strict_clock else "") + "\n")
+              + (" --strict-clock" if args.strict_clock else "")
+              + (f" --log-level {args.gateway_log_level}" if args.gateway_log_level else "") + "\n")
     elif name == "f":
         runs = [e2e(args, tcp_peer, sensors=n, odr=100, seconds=window, json_name="f-tcp.json",
                     transport=f"tcp:10.0.2.2:{tcp_peer.hci}"),
@@ -261,6 +262,7 @@ def main() -> int:
     p.add_argument("--boot-timeout", type=float, default=600, help="seconds per scenario, boot included")
     p.add_argument("--strict-clock", action="store_true", help="t, u, v: require the clock state in `gyrogate status`")
     p.add_argument("--drift-ppm", type=float, default=50.0, help="v: drift bound of the boards' clocks while they date samples")
+    p.add_argument("--gateway-log-level", metavar="LEVEL", help="t, u, v: the gateway's LOG_LEVEL (its log lands in the run's folder)")
     args = p.parse_args()
     args.sensors = args.sensors or (2 if args.quick else 4)
     args.seconds = args.seconds or (20 if args.quick else 60)
