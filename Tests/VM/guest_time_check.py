@@ -479,9 +479,10 @@ def analyse(run: Run) -> dict:
         err = q["stamp_ms"] - (q["due"] + shift) * 1000
         q["err_ms"] = err
         name = phase_of(q["due"])["name"]
-        e = errors.setdefault(name, {"samples": 0, "errors": [], "outside": 0, "tolerance_ms": 0.0})
+        e = errors.setdefault(name, {"samples": 0, "errors": [], "outside": 0, "tolerance_ms": 0.0, "by_device": {}})
         e["samples"] += 1
         e["errors"].append(err)
+        e["by_device"].setdefault(q["device"], []).append(err)
         tol = tolerance_ms(q)
         e["tolerance_ms"] = max(e["tolerance_ms"], tol)
         if abs(err) > tol:
@@ -495,7 +496,8 @@ def analyse(run: Run) -> dict:
             continue
         med, worst = statistics.median(e["errors"]), max(e["errors"], key=abs)
         figures["timestamps"][p["name"]] = {"samples": e["samples"], "median_ms": round(med, 3), "worst_ms": round(worst, 3),
-                                            "outside_tolerance": e["outside"], "tolerance_ms": round(e["tolerance_ms"], 2)}
+                                            "outside_tolerance": e["outside"], "tolerance_ms": round(e["tolerance_ms"], 2),
+                                            "median_ms_by_device": {d: round(statistics.median(v), 3) for d, v in e["by_device"].items()}}
         checks.append((e["outside"] == 0,
                        f"(b) last versions, samples due in phase {p['name']!r}: {e['samples'] - e['outside']} of {e['samples']} "
                        f"within {e['tolerance_ms']:.1f} ms of their true time (median {delta(med)}, worst {delta(worst)})"
