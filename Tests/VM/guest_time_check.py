@@ -51,7 +51,8 @@ of every document:
   (e) the clock the gateway shows: `clock` of `gyrogate status --json` (`state`: synchronised,
       board, unsynchronised) is polled every second and printed per phase; with --strict-clock,
       from 5 s into each phase on, it must be the phase's expected state (t: unsynchronised then
-      synchronised; u: synchronised; v: synchronised, board, synchronised).
+      synchronised; u: synchronised; v: synchronised, board, synchronised), and every record's
+      `clock` field must say synchronised at the end.
 
 Prints `ok`/`FAIL`/`info` lines and a JSON summary; exits 1 on a failed check.
 """
@@ -655,10 +656,19 @@ def analyse(run: Run) -> dict:
     text = ("(e) `gyrogate status` clock state per phase: "
             + "; ".join(f"{name}: {' -> '.join(f'{s} (+{t} s)' for t, s in st) or '-'}" for name, st in shown_states.items())
             + (" -- the status has no `clock` object" if absent else ""))
+    # Every records document says how its times are dated (`clock`); at the end the clock is synchronised.
+    said = {}
+    for topic, doc in records.items():
+        said.setdefault(str(doc.get("clock", "absent")), []).append(topic.split("/", 1)[1])
+    figures["records_clock"] = {k: len(v) for k, v in said.items()}
+    records_text = ("(e) the records' `clock` at the end: "
+                    + (", ".join(f"{k} ({len(v)})" for k, v in sorted(said.items())) or "no records"))
     if a.strict_clock:
         checks.append((not strict_bad, text + (f" -- {'; '.join(strict_bad)}" if strict_bad else "")))
+        checks.append((bool(said) and set(said) == {"synchronised"}, records_text + ", all synchronised expected"))
     else:
         checks.append((None, text + " (not enforced without --strict-clock)"))
+        checks.append((None, records_text + " (not enforced without --strict-clock)"))
     return figures
 
 
