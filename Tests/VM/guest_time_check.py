@@ -35,7 +35,8 @@ of every document:
   (a) every sample once: per board and run, e2e_bench.analyse over the last versions of the
       chunks (duplicates, waveform mismatches, delivered/expected >= 0.95 as e2e's --check), and
       exactly: every n the board sent up to the last one delivered is there (samples the board
-      could not send, its `undelivered_stretches`, are not expected);
+      could not send, its `undelivered_stretches`, are not expected), and at most a second's
+      worth was sent after it (in flight at a stop);
   (b) every sample's `timestamp` within --tolerance-ms (20) of its true time; in v, samples due
       after the first gateway stopped and before the clock was synchronised (dated by the
       boards) within 20 ms + --drift-ppm x (time since the board's power cycle began), in the
@@ -50,9 +51,10 @@ of every document:
       medals --json`) are those the rules (Sources/Capture/Medals.swift) give for the true sessions;
   (e) the clock the gateway shows: `clock` of `gyrogate status --json` (`state`: synchronised,
       board, unsynchronised) is polled every second and printed per phase; with --strict-clock,
-      from 5 s into each phase on, it must be the phase's expected state (t: unsynchronised then
-      synchronised; u: synchronised; v: synchronised, board, synchronised), and every record's
-      `clock` field must say synchronised at the end.
+      from --settle (10) s into each phase on (counted from every board streaming: board time
+      needs a board's clock read at its initialisation), it must be the phase's expected state
+      (t: unsynchronised then synchronised; u: synchronised; v: synchronised, board,
+      synchronised), and every record's `clock` field must say synchronised at the end.
 
 Prints `ok`/`FAIL`/`info` lines and a JSON summary; exits 1 on a failed check.
 """
@@ -83,7 +85,6 @@ DAY = 86400.0
 TICK_S = 48 / 32768  # the MetaWear log clock (1.46484375 ms)
 RECORD_FIELDS = {"user_id", "timestamp", "hazards", "gscope_data", "accel_data", "device", "start", "end",
                  "samples", "expected", "gaps"}
-SETTLE_S = 5.0  # --strict-clock: seconds a phase's clock state may take to show
 SHIFT = {"t": 0.0, "u": -3600.0, "v": 0.0}
 
 
@@ -444,15 +445,21 @@ def analyse(run: Run) -> dict:
         missing = [n for n in range(last + 1) if n not in ns and n not in unsent]
         if missing:
             lost_inside.append(f"{device} run {k}: {len(missing)} sent and not delivered, first n {missing[:5]}")
+        # Sent after the last one delivered: in flight at a stop, a second's worth at most.
+        tail = len([n for n in range(last + 1, runs_of[device][k]["generated"]) if n not in unsent])
+        if tail > a.odr:
+            lost_inside.append(f"{device} run {k}: {tail} samples sent after the last one delivered (n {last}), "
+                               f"more than a second in flight")
         per_run[f"{device} run {k}"] = {"delivered": v.get("delivered"), "sent": runs_of[device][k]["sent"],
                                         "generated": runs_of[device][k]["generated"], "duplicates": v.get("duplicates"),
                                         "mismatches": v.get("mismatches"), "not_sent_inside": len([n for n in unsent if n <= last]),
-                                        "lost_inside": len(missing), "after_last_delivered": runs_of[device][k]["generated"] - 1 - last}
+                                        "lost_inside": len(missing), "sent_after_last_delivered": tail}
     figures["runs"] = per_run
     checks.append((ratio >= 0.95, f"(a) delivered {e2e['delivered']} of the {total_sent} samples the boards sent ({ratio:.4f}, at least 0.95)"))
     checks.append((e2e["duplicates"] == 0, f"(a) no sample twice in the last versions of the chunks ({e2e['duplicates']} duplicates)"))
     checks.append((e2e["mismatches"] == 0, f"(a) every sample matches the waveform of its n ({e2e['mismatches']} mismatches)"))
-    checks.append((not lost_inside and bool(keys), "(a) every sample the boards sent up to the last one delivered is there, once"
+    checks.append((not lost_inside and bool(keys), "(a) every sample the boards sent is there, once (but for at most a second "
+                   "in flight at a stop)"
                    + (f" -- {'; '.join(lost_inside[:3])}" if lost_inside else "" if keys else " -- no samples at all")))
 
     # (b) each sample's timestamp against its true time.
@@ -647,7 +654,7 @@ def analyse(run: Run) -> dict:
         shown_states[p["name"]] = states
         if p["expect"] is None:
             continue
-        late = [x for x in polls if x["true"] - p["start"] >= SETTLE_S]
+        late = [x for x in polls if x["true"] - p["start"] >= a.settle]
         wrong = [x for x in late if clock_state(x["clock"]) != p["expect"]]
         if not late or wrong:
             strict_bad.append(f"phase {p['name']!r} expects {p['expect']}: showed {states or 'nothing'}")
@@ -690,6 +697,9 @@ def main() -> int:
                    help="v: the boards' drift bound while they date samples (the gateway documents its figure)")
     p.add_argument("--truth-shift", type=float, help="seconds added to the peer's clock to make true time (default: u -3600, else 0)")
     p.add_argument("--strict-clock", action="store_true", help="(e) fail unless the status shows each phase's clock state")
+    p.add_argument("--settle", type=float, default=10.0,
+                   help="(e) seconds into a phase (from every board streaming) before its clock state must show: "
+                        "board time needs the boards initialised")
     p.add_argument("--log-level", help="the gateway's LOG_LEVEL (debug: its log clock readings, with round trips)")
     p.add_argument("--json")
     args = p.parse_args()
