@@ -275,6 +275,14 @@ def main() -> int:
         run.procs.stop_all()
         if os.path.isdir("/mnt/out") and os.path.exists(run.gateway_log):
             shutil.copy(run.gateway_log, f"/mnt/out/gateway-{args.scenario}.log")
+    # The kernel's side of the hci:0 path: on a loaded machine hci_uart can lose the H4 framing
+    # ("Frame reassembly failed"), after which nothing reaches the gateway (not a time matter).
+    dmesg = subprocess.run(["dmesg"], capture_output=True, text=True, errors="replace").stdout.splitlines()
+    figures["kernel_bluetooth_log"] = [line for line in dmesg if "Bluetooth" in line or "hci" in line][-20:]
+    reassembly = sum("Frame reassembly failed" in line for line in dmesg)
+    if reassembly:
+        run.checks.append((None, f"the kernel logged {reassembly} H4 frame reassembly failures on hci0 (the serial line lost "
+                                 "bytes: a loaded host; samples lost there are the VM's, not the gateway's)"))
     figures["offsets"] = [{k: o[k] for k in ("at", "offset_ms", "rtt_ms", "bound_ms")} | {"clock": o["clock"]["adjtimex"]}
                           for o in run.offsets]
     figures["events"] = [{"true": iso(e["true"]), "what": e["what"]} for e in run.events]
