@@ -976,8 +976,10 @@ class Board:
             ch.run_sent += count
             self.samples_undelivered_tail = 0
         else:
-            if self.samples_undelivered_tail == 0:
-                self.undelivered_stretches.append({"stream": ch.name, "n": ch.n, "samples": 0})
+            run = len(self.runs[ch.name])  # the current run's index in run_history
+            last = self.undelivered_stretches[-1] if self.undelivered_stretches else None
+            if self.samples_undelivered_tail == 0 or (last["stream"], last["run"]) != (ch.name, run):
+                self.undelivered_stretches.append({"stream": ch.name, "run": run, "n": ch.n, "samples": 0})
                 del self.undelivered_stretches[:-100]
             self.undelivered_stretches[-1]["samples"] += count
             self.samples_undelivered += count

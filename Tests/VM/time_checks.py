@@ -1,0 +1,499 @@
+"""The checks of Tests/VM/guest_time_check.py (scenarios t, u, v of Tests/VM/hcivm.py) over what a
+run left: every version of every document the subscriber received, the peer's record of what each
+board produced and when (its clock is the true one), and the store through the gateway's CLI.
+(a) to (e) are listed in guest_time_check.py's docstring; each check is (ok, text), ok None for
+one that only informs.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Benchmarks", "E2E"))
+import e2e_bench as bench  # noqa: E402  (analyse: delivery, duplicates, the waveform)
+
+DAY = 86400.0
+TICK_S = 48 / 32768  # the MetaWear log clock (1.46484375 ms)
+RECORD_FIELDS = {"user_id", "timestamp", "hazards", "gscope_data", "accel_data", "device", "start", "end",
+                 "samples", "expected", "gaps"}
+
+
+def iso(seconds: float) -> str:
+    return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).isoformat(timespec="milliseconds")
+
+
+def utc_date(seconds: float) -> str:
+    return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).date().isoformat()
+
+
+def delta(ms: float) -> str:
+    """A time error for people: milliseconds when small, days and hours otherwise."""
+    if abs(ms) < 60_000:
+        return f"{ms:+.1f} ms"
+    s = abs(ms) / 1000
+    d, s = divmod(s, DAY)
+    h, s = divmod(s, 3600)
+    m, s = divmod(s, 60)
+    return f"{'-' if ms < 0 else '+'}{int(d)} d {int(h):02}:{int(m):02}:{s:06.3f}"
+
+
+def due(run: dict, n: int) -> float:
+    """Peer time at which sample n of a board run was due (`segments` when the peer models drift)."""
+    segments = run.get("segments")
+    if segments:
+        seg = max((s for s in segments if s["n"] <= n), key=lambda s: s["n"], default=segments[0])
+        return seg["t0_wall"] + n / seg["odr"]
+    return run["t0_wall"] + n / run["odr"]
+
+
+def clock_readings(path: str) -> list[dict]:
+    """The gateway's `log clock read` debug lines (LOG_LEVEL=debug): where it placed each board's
+    tick 0 on its clock, and the round trip and width of the bounds that placed it."""
+    out = []
+    try:
+        with open(path, errors="replace") as f:
+            for line in f:
+                if "log clock read" not in line:
+                    continue
+                fields = dict(re.findall(r"(\w+)=(\S+)", line))
+                try:
+                    out.append({"sensor": fields["sensor"].upper(), "resetTime": float(fields["resetTime"]),
+                                "roundTripMs": float(fields["roundTripMs"]), "boundsMs": float(fields["boundsMs"])})
+                except (KeyError, ValueError):
+                    continue
+    except OSError:
+        pass
+    return out
+
+
+def clock_state(clock) -> str | None:
+    """The state of the status's `clock` (an object with `state`, or the word itself)."""
+    return clock.get("state") if isinstance(clock, dict) else clock if isinstance(clock, str) else None
+
+
+def cli(gateway: str, *argv) -> tuple[int, object]:
+    out = subprocess.run([gateway, *argv], capture_output=True, text=True, timeout=60)
+    try:
+        return out.returncode, json.loads(out.stdout)
+    except ValueError:
+        return out.returncode, (out.stdout + out.stderr).strip()[:500]
+
+
+def expected_medals(sessions: list[tuple[float, float]]) -> dict[str, bool]:
+    """Sources/Capture/Medals.swift's rules over (true start s, true end s), in UTC, weeks from Monday."""
+    days = sorted({datetime.datetime.fromtimestamp(s, datetime.timezone.utc).date() for s, _ in sessions})
+    longest = run = 0
+    for i, d in enumerate(days):
+        run = run + 1 if i and (d - days[i - 1]).days == 1 else 1
+        longest = max(longest, run)
+    longest_s = max((e - s for s, e in sessions), default=0)
+    weeks: dict = {}
+    months: dict = {}
+    for s, e in sessions:
+        d = datetime.datetime.fromtimestamp(s, datetime.timezone.utc).date()
+        weeks[d.isocalendar()[:2]] = weeks.get(d.isocalendar()[:2], 0) + 1
+        months[(d.year, d.month)] = months.get((d.year, d.month), 0) + (e - s)
+    count = len(sessions)
+    return {"firstSession": count >= 1, "tenSessions": count >= 10, "fiftySessions": count >= 50,
+            "hundredSessions": count >= 100, "threeDayStreak": longest >= 3, "sevenDayStreak": longest >= 7,
+            "thirtyDayStreak": longest >= 30, "tenMinuteSession": longest_s >= 600,
+            "thirtyMinuteSession": longest_s >= 1800, "hourSession": longest_s >= 3600,
+            "fiveSessionsInAWeek": any(c >= 5 for c in weeks.values()),
+            "tenHoursInAMonth": any(v >= 36000 for v in months.values())}
+
+
+def info(text: str) -> None:
+    print(f"info {text}", flush=True)
+
+
+class Analysis:
+    """One run's checks. `run` (guest_time_check.Run) gives: args, the subscriber's messages
+    (guest monotonic time, topic, payload, phase), the phases and status polls in true time, the
+    monotonic anchor (peer time - guest CLOCK_MONOTONIC), the peer, the gateway's log and store."""
+
+    def __init__(self, run):
+        self.run, self.a = run, run.args
+        self.shift = run.args.truth_shift
+        self.checks = run.checks
+        self.figures: dict = {}
+
+    def check(self, ok: bool | None, text: str) -> None:
+        self.checks.append((ok, text))
+
+    def all(self) -> dict:
+        self.documents()
+        self.boards()
+        self.number()
+        self.once()
+        self.stamps()
+        if self.a.scenario == "v":
+            self.board_versions()
+        self.paths()
+        self.day()
+        self.clock()
+        return self.figures
+
+    # -- what there is -----------------------------------------------------------------------
+
+    def documents(self) -> None:
+        """The last version of every document, when each topic was first received, every version."""
+        messages = self.run.sub.take()
+        self.final: dict[str, bytes] = {}
+        self.first_seen: dict[str, float] = {}
+        self.versions: dict[str, list] = {}
+        for mono, topic, payload, phase in messages:
+            self.first_seen.setdefault(topic, mono)
+            self.final[topic] = payload
+            self.versions.setdefault(topic, []).append((mono, phase, payload))
+        docs = {t: json.loads(p) for t, p in self.final.items() if p}
+        self.chunks = {t: d for t, d in docs.items() if t.startswith("realtime_data/") and d.get("sensor", "gyro") == "gyro"}
+        self.records = {t: d for t, d in docs.items() if t.startswith("records/")}
+        self.daily = {t: d for t, d in docs.items() if "/DailySessions/" in t}
+        self.medals = {t.split("/")[1]: d for t, d in docs.items() if t.endswith("/MedalsAndTrophies/current")}
+        self.figures["messages"] = len(messages)
+        self.figures["documents"] = {"chunks": len(self.chunks), "records": len(self.records), "daily_sessions": len(self.daily),
+                                     "deleted_at_the_end": len([t for t, p in self.final.items() if not p]),
+                                     "versions": sum(len(v) for v in self.versions.values())}
+
+    def boards(self) -> None:
+        """The peer's record: each board's runs, the samples it could not send, its power cycle's start."""
+        peer = self.run.peer
+        before = peer.call(cmd="time")["time"]
+        self.sensors = peer.sensors()
+        peer_now = (before + peer.call(cmd="time")["time"]) / 2  # about when the status read the ticks
+        key = lambda s: s["address"][:17].upper()  # noqa: E731 - "C4:…:01/P" -> "C4:…:01"
+        self.runs_of = {key(s): s["gyro_runs"] for s in self.sensors}
+        self.stretches = {key(s): [x for x in s.get("undelivered_stretches", []) if x.get("stream") == "gyro"]
+                          for s in self.sensors}
+        # The true time of each board's tick 0 (its power cycle's start), to half a tick.
+        self.reset_true = {key(s): peer_now - (s["tick"] + 0.5) * TICK_S for s in self.sensors}
+        self.figures["board_reset_true"] = {d: iso(t) for d, t in self.reset_true.items()}
+        readings = [r | {"error_ms": round((r["resetTime"] - self.reset_true[r["sensor"]]) * 1000, 3)}
+                    for r in clock_readings(self.run.gateway_log) if r["sensor"] in self.reset_true]
+        self.figures["gateway_clock_readings"] = readings
+        for r in readings:
+            info(f"the gateway placed {r['sensor']}'s tick 0 {delta(r['error_ms'])} from the peer's clock "
+                 f"(its log clock read: round trip {r['roundTripMs']:.1f} ms, bounds {r['boundsMs']:.1f} ms wide)")
+
+    def number(self) -> None:
+        """Every point of the last versions numbered: n from x, per board in the order its chunks were
+        first published, split where the board's counter restarts; each stretch of n placed on the
+        board's run whose sample was due last before the stretch's first chunk arrived."""
+        by_device: dict[str, list[str]] = {}
+        for topic, doc in self.chunks.items():
+            by_device.setdefault(str(doc.get("device"))[:17].upper(), []).append(topic)
+        self.points: list[dict] = []  # device, topic, i, n, stamp_ms, p (the point), run, due
+        unmatched = []
+        for device, topics in sorted(by_device.items()):
+            topics.sort(key=lambda t: self.first_seen[t])
+            peer_runs = self.runs_of.get(device, [])
+            for stretch in self._counter_runs(device, topics):
+                arrived = self.first_seen[stretch[0]["topic"]] + self.run.anchor
+                first_n, last_n = stretch[0]["n"], max(q["n"] for q in stretch)
+                best = None
+                for k, prun in enumerate(peer_runs):
+                    if prun["sent"] <= 0 or last_n >= prun["generated"]:
+                        continue
+                    lag = arrived - due(prun, first_n)
+                    if lag >= -0.5 and (best is None or lag < best[0]):
+                        best = (lag, k)
+                if best is None:
+                    unmatched.append(f"{device}: {len(stretch)} samples n {first_n}..{last_n} (first chunk arrived {iso(arrived)})")
+                    continue
+                for q in stretch:
+                    q["run"], q["due"] = best[1], due(peer_runs[best[1]], q["n"])
+                    self.points.append(q)
+        self.check(not unmatched, "every sample published belongs to a run of its board (n below what it generated, "
+                   "due before its chunk arrived)" + (f" -- not: {'; '.join(unmatched[:3])}" if unmatched else ""))
+
+    def _counter_runs(self, device: str, topics: list[str]) -> list[list[dict]]:
+        out: list[list[dict]] = []
+        prev_n = prev_x = None
+        for topic in topics:
+            for i, p in enumerate(self.chunks[topic].get("data", [])):
+                x = int(round(p["gx"] * bench.LSB_PER_DPS))
+                d = bench.int16(x - prev_x) if prev_x is not None else 0
+                if prev_n is None or d <= 0:
+                    n = x if x >= 0 else x + 65536
+                    out.append([])
+                else:
+                    n = prev_n + d
+                prev_n, prev_x = n, x
+                out[-1].append({"device": device, "topic": topic, "i": i, "n": n, "stamp_ms": p["timestamp"], "p": p})
+        return out
+
+    # -- (a) every sample once ---------------------------------------------------------------
+
+    def once(self) -> None:
+        """e2e_bench.analyse per (board, run) over the last versions (each a pseudo-device), and
+        exactly: every n the board sent is there, but for at most a second in flight at a stop."""
+        keys: dict[tuple[str, int], str] = {}
+        grouped: dict[tuple[str, str], list] = {}
+        for q in self.points:
+            key = keys.setdefault((q["device"], q["run"]), f"R{len(keys):02d}" + q["device"][3:])  # 17 characters
+            grouped.setdefault((q["topic"], key), []).append(q["p"])
+        msgs = []
+        for (topic, key), pts in grouped.items():
+            doc = {k: v for k, v in self.chunks[topic].items() if k != "data"} | {"device": key, "data": pts}
+            msgs.append((0.0, f"{topic}#{key}", json.dumps(doc).encode()))
+        pseudo_peer = [{"address": key, "samples_sent": self.runs_of[device][k]["sent"]} for (device, k), key in keys.items()]
+        e2e = bench.analyse(msgs, pseudo_peer, self.a.odr)
+        total_sent = sum(s["samples_sent"] for s in self.sensors)
+        ratio = e2e["delivered"] / total_sent if total_sent else 0.0
+        lost, per_run = [], {}
+        for (device, k), key in keys.items():
+            board_run = self.runs_of[device][k]
+            ns = {q["n"] for q in self.points if q["device"] == device and q["run"] == k}
+            last = max(ns) if ns else -1
+            unsent = set()
+            for x in self.stretches.get(device, []):
+                if x.get("run") == k:
+                    unsent.update(range(x["n"], x["n"] + x["samples"]))
+            missing = [n for n in range(last + 1) if n not in ns and n not in unsent]
+            if missing:
+                lost.append(f"{device} run {k}: {len(missing)} sent and not delivered, first n {missing[:5]}")
+            tail = len([n for n in range(last + 1, board_run["generated"]) if n not in unsent])
+            if tail > self.a.odr:
+                lost.append(f"{device} run {k}: {tail} samples sent after the last one delivered (n {last}), "
+                            f"more than a second in flight")
+            v = e2e["per_device"].get(key, {})
+            per_run[f"{device} run {k}"] = {"delivered": v.get("delivered"), "sent": board_run["sent"],
+                                            "generated": board_run["generated"], "duplicates": v.get("duplicates"),
+                                            "mismatches": v.get("mismatches"), "not_sent_inside": len([n for n in unsent if n <= last]),
+                                            "lost_inside": len(missing), "sent_after_last_delivered": tail}
+        self.figures["runs"] = per_run
+        self.check(ratio >= 0.95, f"(a) delivered {e2e['delivered']} of the {total_sent} samples the boards sent "
+                   f"({ratio:.4f}, at least 0.95)")
+        self.check(e2e["duplicates"] == 0, f"(a) no sample twice in the last versions of the chunks ({e2e['duplicates']} duplicates)")
+        self.check(e2e["mismatches"] == 0, f"(a) every sample matches the waveform of its n ({e2e['mismatches']} mismatches)")
+        self.check(not lost and bool(keys), "(a) every sample the boards sent is there, once (but for at most a second in flight "
+                   "at a stop)" + (f" -- {'; '.join(lost[:3])}" if lost else "" if keys else " -- no samples at all"))
+
+    # -- (b) stamps ---------------------------------------------------------------------------
+
+    def phase_of(self, t: float) -> dict:
+        chosen = self.run.phases[0]
+        for p in self.run.phases:
+            if p["start"] <= t:
+                chosen = p
+        return chosen
+
+    def tolerance_ms(self, q: dict) -> float:
+        """20 ms; + the drift bound for a sample due while the boards dated (v)."""
+        if self.phase_of(q["due"])["board_dated"]:
+            return self.a.tolerance_ms + self.a.drift_ppm * 1e-6 * (q["due"] - self.reset_true[q["device"]]) * 1000
+        return self.a.tolerance_ms
+
+    def stamps(self) -> None:
+        errors: dict[str, dict] = {}
+        examples: dict[str, str] = {}
+        for q in self.points:
+            err = q["stamp_ms"] - (q["due"] + self.shift) * 1000
+            name = self.phase_of(q["due"])["name"]
+            e = errors.setdefault(name, {"samples": 0, "errors": [], "outside": 0, "tolerance_ms": 0.0, "by_device": {}})
+            e["samples"] += 1
+            e["errors"].append(err)
+            e["by_device"].setdefault(q["device"], []).append(err)
+            tol = self.tolerance_ms(q)
+            e["tolerance_ms"] = max(e["tolerance_ms"], tol)
+            if abs(err) > tol:
+                e["outside"] += 1
+                examples.setdefault(name, f"{q['device']} n {q['n']} stamped {iso(q['stamp_ms'] / 1000)}, "
+                                          f"true {iso(q['due'] + self.shift)} ({delta(err)})")
+        self.figures["timestamps"] = {}
+        for p in self.run.phases:
+            e = errors.get(p["name"])
+            if not e:
+                continue
+            med, worst = statistics.median(e["errors"]), max(e["errors"], key=abs)
+            self.figures["timestamps"][p["name"]] = {
+                "samples": e["samples"], "median_ms": round(med, 3), "worst_ms": round(worst, 3),
+                "outside_tolerance": e["outside"], "tolerance_ms": round(e["tolerance_ms"], 2),
+                "median_ms_by_device": {d: round(statistics.median(v), 3) for d, v in e["by_device"].items()}}
+            self.check(e["outside"] == 0,
+                       f"(b) last versions, samples due in phase {p['name']!r}: {e['samples'] - e['outside']} of {e['samples']} "
+                       f"within {e['tolerance_ms']:.1f} ms of their true time (median {delta(med)}, worst {delta(worst)})"
+                       + (f" -- e.g. {examples[p['name']]}" if p["name"] in examples else ""))
+        if not self.points:
+            self.check(False, "(b) no sample to check")
+
+    def board_versions(self) -> None:
+        """v: the chunk versions published while the clock was unsynchronised, dated by the boards."""
+        by_key = {(q["topic"], q["i"]): q for q in self.points}
+        seen = outside = 0
+        worst = 0.0
+        example = None
+        for topic, versions in self.versions.items():
+            if topic not in self.chunks:
+                continue
+            for _mono, phase, payload in versions:
+                if phase != "run 2 board time" or not payload:
+                    continue
+                for i, p in enumerate(json.loads(payload).get("data", [])):
+                    q = by_key.get((topic, i))
+                    if q is None:
+                        continue
+                    err = p["timestamp"] - (q["due"] + self.shift) * 1000
+                    seen += 1
+                    worst = max(worst, abs(err))
+                    if abs(err) > self.tolerance_ms(q):
+                        outside += 1
+                        example = example or f"{q['device']} n {q['n']} {delta(err)}"
+        self.check(seen > 0 and outside == 0,
+                   f"(b) chunk versions published while unsynchronised (board time): {seen - outside} of {seen} samples "
+                   f"within {self.a.tolerance_ms:g} ms + {self.a.drift_ppm:g} ppm of their true time (worst {delta(worst)})"
+                   + (f" -- e.g. {example}" if example else "") + ("" if seen else " -- no chunk was published then"))
+
+    # -- (c) paths ----------------------------------------------------------------------------
+
+    def paths(self) -> None:
+        """Records and daily sessions at the paths of their true times; the sessions as they truly were."""
+        first_of: dict[str, dict] = {}  # chunk topic -> its first numbered point
+        last_of: dict[str, dict] = {}
+        count: dict[str, int] = {}
+        for q in self.points:
+            t = q["topic"]
+            if t not in first_of or q["i"] < first_of[t]["i"]:
+                first_of[t] = q
+            if t not in last_of or q["i"] > last_of[t]["i"]:
+                last_of[t] = q
+            count[t] = count.get(t, 0) + 1
+        wrong_path, wrong_start, not_closed, wrong_count, empty = [], [], [], [], []
+        self.true_sessions: dict[str, dict] = {}
+        for topic, doc in sorted(self.records.items()):
+            sid = topic.split("/", 1)[1]
+            m = re.fullmatch(r"(.+)___(\d+)(?:_\d+)?", sid)
+            topics = [f"realtime_data/{c}" for c in doc.get("gscope_data") or [] if f"realtime_data/{c}" in first_of]
+            if not topics:
+                empty.append(sid)
+                continue
+            first = min((first_of[t] for t in topics), key=lambda q: q["due"])
+            last = max((last_of[t] for t in topics), key=lambda q: q["due"])
+            start = first["due"] + self.shift
+            truth = self.true_sessions[sid] = {"user": doc.get("user_id"), "start": start, "end": last["due"] + self.shift,
+                                               "samples": sum(count[t] for t in topics)}
+            if not m or abs(int(m.group(2)) - start) > 1.05:
+                wrong_path.append(f"{topic} ({delta((int(m.group(2)) - start) * 1000) if m else 'no start in the id'}: "
+                                  f"its first sample was due {iso(start)})")
+            if doc.get("start") is None or abs(doc["start"] - start * 1000) > self.tolerance_ms(first):
+                wrong_start.append(f"{sid} start {delta(doc['start'] - start * 1000) if doc.get('start') is not None else None}")
+            if doc.get("end") is None or doc.get("timestamp") is None:
+                not_closed.append(sid)
+            if doc.get("samples") != truth["samples"]:
+                wrong_count.append(f"{sid}: samples {doc.get('samples')}, its chunks hold {truth['samples']}")
+        n = len(self.records)
+        self.check(bool(self.records) and not wrong_path,
+                   f"(c) {n - len(wrong_path)} of {n} non-empty records at the path of their true start second"
+                   + (f" -- wrong: {'; '.join(wrong_path[:3])}" if wrong_path else ""))
+        self.check(not wrong_start, "(c) every record's start is the true time of its first sample"
+                   + (f" -- {len(wrong_start)} not: {'; '.join(wrong_start[:3])}" if wrong_start else ""))
+        self.check(not empty, "(c) no non-empty record without samples remains" + (f" -- {', '.join(empty[:4])}" if empty else ""))
+        self.check(not not_closed, "(c) every record is closed (end and timestamp set)"
+                   + (f" -- open: {', '.join(not_closed[:4])}" if not_closed else ""))
+        self.check(not wrong_count, "(c) every record's samples are the points of its chunks"
+                   + (f" -- {'; '.join(wrong_count[:3])}" if wrong_count else ""))
+        listed = {c for d in self.records.values() for c in d.get("gscope_data") or []}
+        orphans = [t for t, d in self.chunks.items()
+                   if t.split("/", 1)[1] not in listed or f"records/{d.get('record')}" not in self.records]
+        self.check(not orphans, f"(c) every chunk names a record that lists it ({len(orphans)} do not"
+                   + (f", e.g. {orphans[0]} -> record {self.chunks[orphans[0]].get('record')}" if orphans else "") + ")")
+        bad = []
+        for topic, doc in sorted(self.daily.items()):
+            sid = topic.rsplit("/", 1)[1]
+            truth = self.true_sessions.get(sid)
+            if truth is None:
+                bad.append(f"{topic}: no record with samples at records/{sid}")
+            elif doc.get("date") != utc_date(truth["start"]) or doc.get("open") is not False:
+                bad.append(f"{topic}: date {doc.get('date')}, open {doc.get('open')}; true date {utc_date(truth['start'])}")
+        without = [sid for sid, s in self.true_sessions.items() if f"TitanUpUsers/{s['user']}/DailySessions/{sid}" not in self.daily]
+        self.check(bool(self.daily) and not bad and not without,
+                   f"(c) {len(self.daily)} daily sessions, each beside its record, dated on the true day and closed"
+                   + (f" -- {'; '.join(bad[:3])}" if bad else "")
+                   + (f" -- records without one: {', '.join(without[:3])}" if without else ""))
+        extra = sorted({k for d in self.records.values() for k in d} - RECORD_FIELDS)
+        example = {k: next(iter(self.records.values())).get(k) for k in extra} if extra else {}
+        info(f"records carry {('the added fields ' + ', '.join(extra) + ': e.g. ' + json.dumps(example)) if extra else 'no field beyond the documented ones'}")
+        self.figures["record_extra_fields"] = extra
+
+    # -- (d) the day ----------------------------------------------------------------------------
+
+    def day(self) -> None:
+        """Today's sessions and the medals, from the store (the gateway is stopped) and the broker."""
+        a, truth = self.a, self.true_sessions
+        today = utc_date(self.run.true_now() + self.shift)
+        data = ("--data-dir", self.run.data_dir)
+        code, listing = cli(a.gateway, "sessions", "--range", "today", "--json", *data, "--time-zone", "UTC")
+        expected = {sid for sid, s in truth.items() if utc_date(s["start"]) == today}
+        if code == 0 and isinstance(listing, dict):
+            got = {s["id"]: s for s in listing.get("sessions", [])}
+            wrong = [f"{sid} dated {s.get('date')}, start {delta(s['startMs'] - truth[sid]['start'] * 1000)}"
+                     for sid, s in got.items() if sid in truth
+                     and (s.get("date") != utc_date(truth[sid]["start"]) or abs(s["startMs"] - truth[sid]["start"] * 1000) > 1000)]
+            self.check(bool(expected) and set(got) == expected and not wrong,
+                       f"(d) `sessions --range today` ({today}, true) lists {len(got)} sessions, the true day has {len(expected)}"
+                       + (f" -- listed but not of the true day: {sorted(set(got) - expected)[:3]}" if set(got) - expected else "")
+                       + (f" -- of the true day but not listed: {sorted(expected - set(got))[:3]}" if expected - set(got) else "")
+                       + (f" -- {'; '.join(wrong[:3])}" if wrong else ""))
+        else:
+            self.check(False, f"(d) `gyrogate sessions --range today --json --data-dir` failed ({code}): {listing}")
+        code, everything = cli(a.gateway, "sessions", "--range", "all", "--json", *data, "--time-zone", "UTC")
+        if isinstance(everything, dict):
+            stored = {s["id"]: s.get("date") for s in everything.get("sessions", [])}
+            self.figures["store_sessions"] = stored
+            self.check(set(stored) == set(truth),
+                       f"(d) the store's sessions are the published records ({len(stored)} stored, {len(truth)} published)"
+                       + (f" -- only stored: {sorted(set(stored) - set(truth))[:3]}" if set(stored) - set(truth) else "")
+                       + (f" -- only published: {sorted(set(truth) - set(stored))[:3]}" if set(truth) - set(stored) else ""))
+        for user in sorted({s["user"] for s in truth.values()} | set(self.medals)):
+            want = expected_medals([(s["start"], s["end"]) for s in truth.values() if s["user"] == user])
+            doc = self.medals.get(user)
+            _code, shown = cli(a.gateway, "medals", "--user", user, "--json", *data)
+            diff_doc = sorted(k for k in want if doc is None or bool(doc.get(k)) != want[k])
+            diff_cli = sorted(k for k in want if not isinstance(shown, dict) or bool(shown.get(k)) != want[k])
+            self.check(not diff_doc and not diff_cli,
+                       f"(d) {user}'s medals are those of the true sessions ({', '.join(k for k in want if want[k]) or 'none'})"
+                       + (f" -- the retained document differs in {diff_doc}" if diff_doc else "")
+                       + (f" -- `gyrogate medals` differs in {diff_cli}" if diff_cli else ""))
+
+    # -- (e) the clock shown ----------------------------------------------------------------------
+
+    def clock(self) -> None:
+        """The status's clock state per phase (required with --strict-clock from --settle s into
+        each), and every record's `clock` field at the end (synchronised)."""
+        shown: dict[str, list] = {}
+        bad = []
+        for p in self.run.phases:
+            polls = [x for x in self.run.polls if x["phase"] == p["name"]]
+            states: list[tuple[float, str | None]] = []
+            for x in polls:
+                s = clock_state(x["clock"])
+                if not states or states[-1][1] != s:
+                    states.append((round(x["true"] - p["start"], 1), s))
+            shown[p["name"]] = states
+            if p["expect"] is None:
+                continue
+            late = [x for x in polls if x["true"] - p["start"] >= self.a.settle]
+            if not late or any(clock_state(x["clock"]) != p["expect"] for x in late):
+                bad.append(f"phase {p['name']!r} expects {p['expect']} from +{self.a.settle:g} s: showed {states or 'nothing'}")
+        self.figures["clock_states"] = shown
+        absent = all(x["clock"] is None for x in self.run.polls)
+        text = ("(e) `gyrogate status` clock state per phase: "
+                + "; ".join(f"{name}: {' -> '.join(f'{s} (+{t} s)' for t, s in st) or '-'}" for name, st in shown.items())
+                + (" -- the status has no `clock` object" if absent else ""))
+        said: dict[str, int] = {}
+        for doc in self.records.values():
+            said[str(doc.get("clock", "absent"))] = said.get(str(doc.get("clock", "absent")), 0) + 1
+        self.figures["records_clock"] = said
+        records_text = "(e) the records' `clock` at the end: " + (", ".join(f"{k} ({v})" for k, v in sorted(said.items())) or "no records")
+        if self.a.strict_clock:
+            self.check(not bad, text + (f" -- {'; '.join(bad)}" if bad else ""))
+            self.check(bool(said) and set(said) == {"synchronised"}, records_text + ", all synchronised expected")
+        else:
+            self.check(None, text + " (not enforced without --strict-clock)")
+            self.check(None, records_text + " (not enforced without --strict-clock)")
