@@ -131,9 +131,12 @@ final class BoardSequenceTests: XCTestCase {
         XCTAssertEqual(read.resetTime, FakeMetaWear.now(), accuracy: 5, "the fake booted just now")
         let placed = read.resetTime - 0.3
         let kept = try await clockRead(known: [0: placed])
-        XCTAssertEqual(kept, BoardClock(resetUID: 0, resetTime: placed), "within half a second: the same cycle")
+        XCTAssertEqual(kept.map { BoardClock(resetUID: $0.resetUID, resetTime: $0.resetTime) }, BoardClock(resetUID: 0, resetTime: placed),
+                       "within half a second: the same cycle")
+        XCTAssertEqual(try XCTUnwrap(kept?.measuredResetTime), read.resetTime, accuracy: 5, "and where this reading alone puts it")
         let lapped = try await clockRead(known: [0: placed - Logging.tickLapSeconds])
-        XCTAssertEqual(lapped, BoardClock(resetUID: 0, resetTime: placed), "a lap of the tick later: the same cycle, its frame kept")
+        XCTAssertEqual(lapped.map { BoardClock(resetUID: $0.resetUID, resetTime: $0.resetTime) }, BoardClock(resetUID: 0, resetTime: placed),
+                       "a lap of the tick later: the same cycle, its frame kept")
         let far = try await clockRead(known: [0: read.resetTime - 600])
         let other = try XCTUnwrap(far)
         XCTAssertEqual(other.resetTime, read.resetTime, accuracy: 5, "ten minutes away: another cycle, read anew")
