@@ -188,12 +188,7 @@ public actor MetaWearBoard {
     /// ticks, so each reading bounds the host time of tick 0: after `asked − (tick + 1) ticks`,
     /// before `answered − tick ticks`. A few readings in a row, at other phases of the tick,
     /// narrow that to about the shortest round trip, and a reading delayed on the way (a busy
-    /// host, a later connection event) moves nothing. Tick 0 is placed at the later bound, as
-    /// arrival stamps are: late by the smallest latency of an answer, which the host cannot see.
-    /// The middle would assume both ways equally fast, and they are not: a request waits for the
-    /// next connection event (and, over a UART, for a slower transmit path) while the board
-    /// answers in the event after it reads its tick, so the middle put the tick 20 ms early where
-    /// the round trip was 50 ms (docs/architecture.md, "Time"). A power cycle already placed keeps its reset
+    /// host, a later connection event) moves nothing. A power cycle already placed keeps its reset
     /// time, so that its streamed stamps, the gaps counted from them and its logged samples share
     /// one frame, across the tick's wraps too; a reading more than half a second away is another
     /// power cycle that reuses the 3-bit `reset_uid`.
@@ -220,7 +215,7 @@ public actor MetaWearBoard {
         }
         guard let (time, answered) = reading else { return nil }
         // Bounds that do not meet (the host clock stepped): the last reading, half a tick in.
-        let resetTime = earliest <= latest ? latest : answered - (Double(time.tick) + 0.5) * tickSeconds
+        let resetTime = earliest <= latest ? (earliest + latest) / 2 : answered - (Double(time.tick) + 0.5) * tickSeconds
         logger.debug("log clock read", metadata: ["resetUID": "\(time.resetUID)", "tick": "\(time.tick)",
                                                   "roundTripMs": "\(shortest * 1000)", "boundsMs": "\((latest - earliest) * 1000)",
                                                   "resetTime": "\(resetTime)",
