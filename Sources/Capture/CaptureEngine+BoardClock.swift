@@ -25,7 +25,7 @@ extension CaptureEngine {
     ///
     /// While the gateway's clock is synchronised, the start is kept in true time as the cycle's
     /// anchor. While it has not been synchronised in this run, a cycle anchored earlier dates the
-    /// gateway (``GatewayClock/boardSays(correction:source:)``): the board's crystal kept
+    /// gateway (`GatewayClock.boardSays(correction:source:)`): the board's crystal kept
     /// counting while the gateway was down, so anchor + tick is the true time, off by the
     /// crystal's drift over the time since the anchor (docs/architecture.md, "Time"). A cycle that
     /// reuses the 3-bit `reset_uid` is told from the anchored one by its tick, which would date

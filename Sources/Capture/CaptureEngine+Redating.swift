@@ -30,7 +30,7 @@ extension CaptureEngine {
     /// days. A re-dating with no delta only changes how the documents say they are dated.
     ///
     /// Meanwhile nothing else changes a session: appends, the feed and the session API wait
-    /// (``waitWhileRedating()``), and the engine's copies of the open sessions are changed only
+    /// (`waitWhileRedating()`), and the engine's copies of the open sessions are changed only
     /// between the re-dating's reads of the store, never across one.
     public func redate(_ redating: Redating) async throws {
         await waitWhileRedating()

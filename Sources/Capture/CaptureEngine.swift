@@ -30,10 +30,10 @@ public actor CaptureEngine {
     let calendar: PeriodCalendar
     let renderer: DocumentRenderer
     let logger: Logger
-    /// Milliseconds on the gateway's timeline (``GatewayClock/timeline()``), the frame the sensors
+    /// Milliseconds on the gateway's timeline (`GatewayClock.timeline()`), the frame the sensors
     /// stamp in; injected so that tests control idle timeouts.
     let timelineMs: @Sendable () -> Double
-    /// The gateway's clock, which the board clocks may date (``boardClockRead(device:resetUID:resetTime:measuredResetTime:)``).
+    /// The gateway's clock, which the board clocks may date (``boardClockRead(device:resetUID:measuredResetTime:)``).
     public nonisolated let clock: GatewayClock?
     /// True time minus the timeline (ms) as this engine applies it: added to every time the
     /// sensors hand in, changed only by ``redate(_:)``, together with what it stored before.
@@ -46,7 +46,7 @@ public actor CaptureEngine {
     var runResetTimes: [String: [UInt8: Double]] = [:]
     /// Each user's medals as this run found them: a re-dating re-evaluates what it earned since.
     var medalsAtRunStart: [String: Medals] = [:]
-    /// While a re-dating runs, what would change sessions waits (``waitWhileRedating()``).
+    /// While a re-dating runs, what would change sessions waits (`waitWhileRedating()`).
     var redatingInProgress = false
     var redatingWaiters: [CheckedContinuation<Void, Never>] = []
     /// Called after every successful commit that added outbox rows, and after a retention pass
