@@ -32,7 +32,10 @@ Idle RSS: VmRSS polled every 50 ms from the start of the process; the value repo
 last one read once the process is initialised (gateway: its admin socket exists; reference: it
 logged `initialised` and pauses 1 s before connecting) while the peer had sent no sample yet
 (sensors at most connecting/initialising; nothing captured). "-" if no such moment was seen. Peak RSS is VmHWM, read up to
-the process's exit (so it includes the shutdown).
+the process's exit (so it includes the shutdown). The kernel keeps no peak of RssAnon (anonymous
+memory: heap, stacks, private pages written to), so its peak is sampled over the same span: every
+50-200 ms at start-up, every 0.25 s in the window (the thread poller), every 50 ms after SIGTERM;
+a spike shorter than that can be missed.
 
 --ext4: the data directory (the gateway's, and the reference's database) lives on a fresh
 ext4 filesystem with a journal (mkfs.ext4 defaults, as on Raspberry Pi OS; inode tables and
@@ -201,6 +204,7 @@ class ThreadPoller:
         self.pid = pid
         self.first: dict = {}
         self.last: dict = {}
+        self.anon_peak_kb = 0  # RssAnon's largest reading, see anon_kb
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, name="thread-poller", daemon=True)
 
@@ -213,6 +217,7 @@ class ThreadPoller:
     def _run(self) -> None:
         while not self._done.wait(self.INTERVAL):
             self.last.update(read_threads(self.pid))
+            self.anon_peak_kb = max(self.anon_peak_kb, anon_kb(self.pid))
 
     def stop(self) -> dict:
         """Ends the window; per thread id: (name, CPU s, voluntary, involuntary) inside it."""
@@ -246,6 +251,14 @@ def proc_sample(pid: int) -> dict:
     return {"t": time.monotonic(), "cpu": cpu_seconds(pid),
             "threads": int(st.get("Threads", 0)), "hwm_kb": kb(st.get("VmHWM", "")),
             "rss_kb": kb(st.get("VmRSS", "")), "anon_kb": kb(st.get("RssAnon", ""))}
+
+
+def anon_kb(pid: int) -> int:
+    """RssAnon now (kB), 0 once the process is gone; the kernel keeps no peak of it."""
+    try:
+        return kb(status_fields(f"/proc/{pid}/status").get("RssAnon", ""))
+    except (FileNotFoundError, ProcessLookupError, ValueError):
+        return 0
 
 
 def io_write_bytes(pid: int) -> int | None:
@@ -609,12 +622,14 @@ def run_phase(name: str, args, procs: Processes, tmp: str, broker: subprocess.Po
         say(f"{name}: pid {pid}, waiting for {args.sensors} sensors to stream")
         # idle RSS: last VmRSS read while the peer had sent no sample; then wait for all streaming
         idle_kb = None
+        anon_peak = 0  # RssAnon's peak, sampled from here to the exit (docstring)
         t_start = time.monotonic()
         deadline = t_start + args.startup_timeout
         while True:
             if target.poll() is not None:
                 raise RuntimeError(f"{name} exited with {target.returncode} during startup; see {log_path}")
-            rss = proc_sample(pid)["rss_kb"]
+            sample = proc_sample(pid)
+            rss, anon_peak = sample["rss_kb"], max(anon_peak, sample["anon_kb"])
             ready = initialised(name, tmp, log_path)
             sensors = peer.sensors()
             if ready and sum(s["samples_sent"] for s in sensors) == 0:
@@ -656,6 +671,7 @@ def run_phase(name: str, args, procs: Processes, tmp: str, broker: subprocess.Po
         if during is not None:
             say(f"{name}: --during exited with {during.wait()}")
         window_threads = poller.stop()
+        anon_peak = max(anon_peak, poller.anon_peak_kb, p1["anon_kb"])
         v1 = viewers.counts() if viewers else (0, 0)
         if viewers:
             viewers.stop()
@@ -665,7 +681,8 @@ def run_phase(name: str, args, procs: Processes, tmp: str, broker: subprocess.Po
         target.send_signal(signal.SIGTERM)
         while target.poll() is None and time.monotonic() - t_term < args.stop_timeout:
             try:
-                hwm = max(hwm, proc_sample(pid)["hwm_kb"])
+                sample = proc_sample(pid)
+                hwm, anon_peak = max(hwm, sample["hwm_kb"]), max(anon_peak, sample["anon_kb"])
             except (FileNotFoundError, ProcessLookupError, ValueError):
                 pass
             time.sleep(0.05)
@@ -702,6 +719,7 @@ def run_phase(name: str, args, procs: Processes, tmp: str, broker: subprocess.Po
         "nonvol_ctx_per_s": sum(t[3] for t in window_threads.values()) / window,
         "threads": p1["threads"], "threads_in_window": len(window_threads), "idle_rss_mb": idle_kb / 1024 if idle_kb is not None else None,
         "peak_rss_mb": hwm / 1024, "rss_end_mb": p1["rss_kb"] / 1024, "rss_anon_end_mb": p1["anon_kb"] / 1024,
+        "rss_anon_peak_mb": anon_peak / 1024,
         "peer_cpu_pct": 100 * (peer_cpu1 - peer_cpu0) / window if peer.proc else None, "broker_cpu_pct": 100 * (broker_cpu1 - broker_cpu0) / window,
         "time_to_stream_s": time_to_stream, "exit_code": exit_code, "stop_s": stop_seconds,
         "reconnects": sum(max(0, s.get("connections", 1) - 1) for s in final),
@@ -805,6 +823,7 @@ ROWS = [
     ("peak RSS VmHWM (MB)", "peak_rss_mb", "{:.1f}"),
     ("RSS at window end (MB)", "rss_end_mb", "{:.1f}"),
     ("RssAnon at window end (MB)", "rss_anon_end_mb", "{:.1f}"),
+    ("peak RssAnon, sampled (MB)", "rss_anon_peak_mb", "{:.1f}"),
     ("peer CPU (%)", "peer_cpu_pct", "{:.1f}"),
     ("broker CPU (%)", "broker_cpu_pct", "{:.1f}"),
     ("time to all streaming (s)", "time_to_stream_s", "{:.1f}"),
@@ -850,7 +869,7 @@ def table(results: dict) -> str:
         if len(names) == 2:
             ratio = ""
             if key in ("cpu_s_per_M_samples", "cpu_us_per_notification", "tick_cpu_s_per_M_samples", "vol_ctx_per_s", "peak_rss_mb", "idle_rss_mb",
-                       "rss_end_mb", "cpu_pct", "write_bytes_per_sample", "device_bytes_per_sample"):
+                       "rss_end_mb", "rss_anon_peak_mb", "cpu_pct", "write_bytes_per_sample", "device_bytes_per_sample"):
                 a, b = get(results[names[0]], key), get(results[names[1]], key)
                 ratio = f"{a / b:.2f}" if a is not None and b else "-"
             row.append(ratio)
