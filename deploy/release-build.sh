@@ -10,7 +10,7 @@
 #
 # Why each flag (docs/benchmarks.md, "Memory", has the figures):
 # - -function-sections and --gc-sections (lld): code that nothing calls is dropped. The code is
-#   not laid out by a profile: that bought about 8 MB of peak RSS, all of it clean file-backed
+#   not laid out by a profile: that bought about 5.5 MB of peak RSS, all of it clean file-backed
 #   text pages that the kernel drops under memory pressure, at the price of a generated linker
 #   script that every rename broke (docs/benchmarks.md, "Memory").
 # - -no-pie: a position-dependent executable needs no run-time relocation of the Swift
