@@ -64,9 +64,11 @@ let package = Package(
         ),
         // SQLite's C API (apt: libsqlite3-dev), which GyroStore wraps.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // ioprio_set and a thread's nice value, for the store's background integrity check.
+        .systemLibrary(name: "CIOPriority"),
         .target(
             name: "GyroStore",
-            dependencies: ["CSQLite", "JSON", "MetaWear", "PosixThreads", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CSQLite", "CIOPriority", "JSON", "MetaWear", "PosixThreads", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .target(

@@ -74,7 +74,26 @@ extension AdminAPI {
             status["detail"] = .string("the store reached retention.maxStoreBytes (\(limitBytes) bytes) with nothing published to prune: "
                 + "the oldest unpublished chunks are evicted as storeFull gaps; bring the broker back, or raise retention.maxStoreBytes")
         }
+        status["integrity"] = Self.integrity(store.integrity)
+        status["movedAsideAtStart"] = .array(store.quarantined.map { .string($0) })
+        // A damaged file outranks the rest: it takes no writes at all.
+        if case .damaged(let sinceMs, let reason) = store.integrity {
+            status["state"] = "damaged"
+            status["damagedSinceMs"] = sinceMs.jsonValue
+            status["detail"] = .string("\(StoreError.damaged(reason: reason))")
+        }
         return status
+    }
+
+    /// How far the store's file is checked: `openChecked` (the bounded checks at open), `checking`
+    /// (the full check in the background is reading it), `verified`, or `damaged`.
+    static func integrity(_ integrity: StoreIntegrity) -> JSONValue {
+        switch integrity {
+        case .openChecked: ["state": "openChecked"]
+        case .checking(let sinceMs): ["state": "checking", "sinceMs": sinceMs.jsonValue]
+        case .verified(let atMs, let seconds): ["state": "verified", "atMs": atMs.jsonValue, "seconds": seconds.jsonValue]
+        case .damaged(let sinceMs, let reason): ["state": "damaged", "sinceMs": sinceMs.jsonValue, "reason": .string(reason)]
+        }
     }
 
     /// Configured sensors plus any sensor with an open session, with that session's summary.

@@ -42,6 +42,10 @@ extension AdminAPI {
                  + "unpublished data because the disk has no room (see the status's store.state).", condition.isFull ? 1 : 0)
         text.add("store_at_limit", .gauge, "1 while retention evicts unpublished data to stay under retention.maxStoreBytes (the disk has room).",
                  condition.isAtLimit ? 1 : 0)
+        text.add("store_damaged", .gauge, "1 once SQLite has found the store file damaged: it takes no more writes, and the gateway stops.",
+                 store.integrity.isDamaged ? 1 : 0)
+        let verified: Int = if case .verified = store.integrity { 1 } else { 0 }
+        text.add("store_integrity_verified", .gauge, "1 once the full integrity check in the background found the store file sound.", verified)
         text.add("store_full_episodes_total", .counter, "Times the disk of the data directory filled up (the store entered the full state).",
                  counters.storeFullEpisodes)
         text.add("store_full_samples_total", .counter, "Samples not kept because the disk was full (storeFull gaps).", counters.storeFullSamples)

@@ -87,6 +87,11 @@ public struct WatchdogService: Service {
         }
         let pendingAge = await engine.uncommittedAge()
         let summary = "\(open) open sessions, \(counters.committedSamples) samples committed, \(counters.commits) commits, store \(used / 1_048_576) MiB"
+        // The gateway stops for this by itself (the next start moves the file aside); until it
+        // has, no keep-alive.
+        if case .damaged(_, let reason) = store.integrity {
+            return Check(healthy: false, counters: counters, status: "store: damaged (\(reason)); the gateway stops, and its next start moves the file aside")
+        }
         // A full disk is reported, not restarted: a restart cannot make space, and the engine
         // frees what it can and keeps the sessions honest meanwhile.
         switch await engine.storeCondition {

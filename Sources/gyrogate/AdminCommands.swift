@@ -115,6 +115,8 @@ func storeLine(_ store: JSONValue) -> String {
     switch store["state"]?.string {
     case "full":
         return "FULL for \(since("fullSinceMs")), \(cell(store["notKeptSamples"], "0")) samples not kept, \(cell(store["diskFreeBytes"])) bytes free; \(sizes)"
+    case "damaged":
+        return "DAMAGED: \(cell(store["detail"], "?"))"
     case "atLimit":
         return "AT LIMIT (retention.maxStoreBytes) for \(since("atLimitSinceMs")): the oldest unpublished chunks are evicted; "
             + "bring the broker back or raise the limit; \(sizes)"
