@@ -71,9 +71,11 @@ let package = Package(
         ),
         // SQLite's C API (apt: libsqlite3-dev), which GyroStore wraps.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // ioprio_set and a thread's nice value, for the store's background integrity check.
+        .systemLibrary(name: "CIOPriority"),
         .target(
             name: "GyroStore",
-            dependencies: ["CSQLite", "HostTime", "JSON", "MetaWear", "PosixThreads", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CSQLite", "CIOPriority", "HostTime", "JSON", "MetaWear", "PosixThreads", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .target(

@@ -44,14 +44,22 @@ extension AdminAPI {
         ]
     }
 
-    /// The store's size and limits, and whether it takes writes (`state` "ok" or "full").
+    /// The store's size and limits, and whether it takes writes: `state` "ok", "full" (the disk
+    /// has no room: a commit failed, or retention evicts unpublished data for want of disk) or
+    /// "atLimit" (retention evicts unpublished data to stay under `retention.maxStoreBytes`).
     func storeStatus(used: Int, evicted: Int, pruned: Int, counters: CaptureCounters) async -> [String: JSONValue] {
+        let limit = try? await store.workingLimit()
         var status: [String: JSONValue] = [
-            "usedBytes": used.jsonValue, "maxBytes": store.maxBytes.jsonValue, "workingLimitBytes": store.workingLimit().jsonValue,
+            "usedBytes": used.jsonValue, "maxBytes": store.maxBytes.jsonValue, "workingLimitBytes": (limit?.bytes ?? store.maxBytes).jsonValue,
+            "limitSetBy": .string(limit?.bound == .disk ? "disk" : "retention.maxStoreBytes"),
             "evictedUnpublishedChunks": evicted.jsonValue, "prunedChunks": pruned.jsonValue,
             "notKeptSamples": counters.storeFullSamples.jsonValue, "fullEpisodes": counters.storeFullEpisodes.jsonValue,
         ]
-        if let space = store.space() { status["diskFreeBytes"] = space.freeBytes.jsonValue }
+        if let space = store.space() {
+            status["diskFreeBytes"] = space.freeBytes.jsonValue
+            status["reserveHeldBytes"] = space.reserveHeldBytes.jsonValue
+        }
+        if let room = limit?.diskRoomBytes { status["diskRoomBytes"] = room.jsonValue }
         status["writtenBytes"] = store.writes?.written().jsonValue ?? .null
         status["writtenBytesPerDay"] = store.writes?.perDay().map { $0.rounded() }.jsonValue ?? .null
         switch await engine.storeCondition {
@@ -61,8 +69,32 @@ extension AdminAPI {
             status["state"] = "full"
             status["fullSinceMs"] = sinceMs.jsonValue
             status["detail"] = .string(reason)
+        case .atLimit(let sinceMs, let limitBytes):
+            status["state"] = "atLimit"
+            status["atLimitSinceMs"] = sinceMs.jsonValue
+            status["detail"] = .string("the store reached retention.maxStoreBytes (\(limitBytes) bytes) with nothing published to prune: "
+                + "the oldest unpublished chunks are evicted as storeFull gaps; bring the broker back, or raise retention.maxStoreBytes")
+        }
+        status["integrity"] = Self.integrity(store.integrity)
+        status["movedAsideAtStart"] = .array(store.quarantined.map { .string($0) })
+        // A damaged file outranks the rest: it takes no writes at all.
+        if case .damaged(let sinceMs, let reason) = store.integrity {
+            status["state"] = "damaged"
+            status["damagedSinceMs"] = sinceMs.jsonValue
+            status["detail"] = .string("\(StoreError.damaged(reason: reason))")
         }
         return status
+    }
+
+    /// How far the store's file is checked: `openChecked` (the bounded checks at open), `checking`
+    /// (the full check in the background is reading it), `verified`, or `damaged`.
+    static func integrity(_ integrity: StoreIntegrity) -> JSONValue {
+        switch integrity {
+        case .openChecked: ["state": "openChecked"]
+        case .checking(let sinceMs): ["state": "checking", "sinceMs": sinceMs.jsonValue]
+        case .verified(let atMs, let seconds): ["state": "verified", "atMs": atMs.jsonValue, "seconds": seconds.jsonValue]
+        case .damaged(let sinceMs, let reason): ["state": "damaged", "sinceMs": sinceMs.jsonValue, "reason": .string(reason)]
+        }
     }
 
     /// Configured sensors plus any sensor with an open session, with that session's summary.

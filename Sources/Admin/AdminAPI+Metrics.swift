@@ -37,12 +37,25 @@ extension AdminAPI {
         text.add("store_limit_bytes", .gauge, "retention.maxStoreBytes.", store.maxBytes)
         text.add("store_evicted_unpublished_chunks_total", .counter, "Unpublished chunks evicted to stay under the limit.", evicted)
         text.add("store_pruned_chunks_total", .counter, "Published chunks pruned by retention.", pruned)
-        text.add("store_full", .gauge, "1 while the disk of the data directory is full (see the status's store.state).",
-                 await engine.storeCondition.isFull ? 1 : 0)
-        text.add("store_full_episodes_total", .counter, "Times the disk of the data directory filled up.", counters.storeFullEpisodes)
+        let condition = await engine.storeCondition
+        text.add("store_full", .gauge, "1 while the disk of the data directory is full: a commit failed for want of space, or retention evicts "
+                 + "unpublished data because the disk has no room (see the status's store.state).", condition.isFull ? 1 : 0)
+        text.add("store_at_limit", .gauge, "1 while retention evicts unpublished data to stay under retention.maxStoreBytes (the disk has room).",
+                 condition.isAtLimit ? 1 : 0)
+        text.add("store_damaged", .gauge, "1 once SQLite has found the store file damaged: it takes no more writes, and the gateway stops.",
+                 store.integrity.isDamaged ? 1 : 0)
+        let verified: Int = if case .verified = store.integrity { 1 } else { 0 }
+        text.add("store_integrity_verified", .gauge, "1 once the full integrity check in the background found the store file sound.", verified)
+        text.add("store_full_episodes_total", .counter, "Times the disk of the data directory filled up (the store entered the full state).",
+                 counters.storeFullEpisodes)
         text.add("store_full_samples_total", .counter, "Samples not kept because the disk was full (storeFull gaps).", counters.storeFullSamples)
+        let limit = try? await store.workingLimit()
         if let space = store.space() {
             text.add("store_disk_free_bytes", .gauge, "Free bytes on the data directory's filesystem.", space.freeBytes)
+            text.add("store_reserve_held_bytes", .gauge, "Bytes the store's reserve file holds (0 while released for a full disk).", space.reserveHeldBytes)
+        }
+        if let room = limit?.diskRoomBytes {
+            text.add("store_disk_room_bytes", .gauge, "What the store's file may still grow by: free bytes plus the reserve's, less the reserve's size.", room)
         }
         if let written = store.writes?.written() {
             text.add("store_written_bytes_total", .counter, "Bytes the gateway wrote to storage since the store opened (/proc/self/io write_bytes).", written)
@@ -51,7 +64,7 @@ extension AdminAPI {
             text.add("store_written_bytes_per_day", .gauge, "store_written_bytes_total at its rate since the store opened, per day.", perDay.rounded())
         }
         text.add("store_working_limit_bytes", .gauge, "What retention keeps the store under: the limit, or less when the disk has less room.",
-                 store.workingLimit())
+                 limit?.bytes ?? store.maxBytes)
         await addClockMetrics(to: &text)
         text.add("uptime_seconds", .gauge, "Seconds since the admin API started.", (ContinuousClock.now - started).seconds)
         if let rss = ProcessMemory.residentBytes() {

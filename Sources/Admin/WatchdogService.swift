@@ -13,7 +13,8 @@ import ServiceLifecycle
 /// its commit counter advanced since the last check. An open session whose uncommitted samples
 /// are older than `stallAfter` while no commit happened is a stall, as are commits that fail
 /// with none succeeding: keep-alives stop and systemd restarts the gateway after `WatchdogSec`.
-/// A full disk is the exception: the status says `store: full (…)` and keep-alives go on.
+/// A full disk is the exception: the status says `store: full (…)` and keep-alives go on; so
+/// does a store at `retention.maxStoreBytes` (`store: at limit (…)`).
 ///
 /// Test hook: when `$GYROGATE_TEST_STALL_FILE` names a file that exists, the check fails, so
 /// tests can prove that keep-alives stop without breaking the store.
@@ -86,12 +87,24 @@ public struct WatchdogService: Service {
         }
         let pendingAge = await engine.uncommittedAge()
         let summary = "\(open) open sessions, \(counters.committedSamples) samples committed, \(counters.commits) commits, store \(used / 1_048_576) MiB"
+        // The gateway stops for this by itself (the next start moves the file aside); until it
+        // has, no keep-alive.
+        if case .damaged(_, let reason) = store.integrity {
+            return Check(healthy: false, counters: counters, status: "store: damaged (\(reason)); the gateway stops, and its next start moves the file aside")
+        }
         // A full disk is reported, not restarted: a restart cannot make space, and the engine
         // frees what it can and keeps the sessions honest meanwhile.
-        if case .full = await engine.storeCondition {
+        switch await engine.storeCondition {
+        case .full:
             let free = store.space().map { "\($0.freeBytes / 1024) KiB free" } ?? "free space unknown"
             return Check(healthy: true, counters: counters,
                          status: "store: full (\(free), \(counters.storeFullSamples) samples not kept); \(summary)")
+        case .atLimit(_, let limitBytes):
+            // Not a fault of the gateway's: the broker is away longer than the limit holds.
+            return Check(healthy: true, counters: counters,
+                         status: "store: at limit (retention.maxStoreBytes \(limitBytes / 1_048_576) MiB reached, unpublished chunks evicted); \(summary)")
+        case .writable:
+            break
         }
         if let problem = Self.stall(previous: previous, current: counters, openSessions: open, uncommittedAge: pendingAge, stallAfter: stallAfter) {
             return Check(healthy: false, counters: counters, status: problem)

@@ -10,17 +10,23 @@ extension CaptureEngine {
     /// so later commits carry the gaps on.
     ///
     /// The limit is the store's working limit: `maxBytes`, or less when the disk has less room.
+    /// A pass that evicts unpublished data puts the store in the full state (the disk's room set
+    /// the limit) or the at-limit one (`maxStoreBytes` did); see ``StoreCondition``. A pass that
+    /// evicts none ends the at-limit state, and the full one once the disk has room again.
     @discardableResult
     public func enforceRetention() async throws -> RetentionReport {
         await lockCommits()
         defer { unlockCommits() }
-        return try await enforceRetentionLocked(limit: store.workingLimit())
+        let report = try await enforceRetentionLocked()
+        if report.evictedUnpublishedChunks == 0 { checkSpaceReturned() }
+        return report
     }
 
     /// ``enforceRetention()`` for a caller that holds the commit lock.
-    func enforceRetentionLocked(limit: Int) async throws -> RetentionReport {
+    func enforceRetentionLocked() async throws -> RetentionReport {
         let renderer = self.renderer
-        let report = try await store.enforceRetention(limit: limit) { renderer.sessionDocuments($0) }
+        let report = try await store.enforceRetention { renderer.sessionDocuments($0) }
+        noteRetention(report)
         // The evictions' session documents went into the outbox.
         if !report.evictions.isEmpty { onCommit() }
         for eviction in report.evictions {

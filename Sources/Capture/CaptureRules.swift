@@ -51,7 +51,7 @@ public struct CaptureCounters: Sendable, Equatable, Codable {
     public var backfilledSamples: Int64 = 0
     /// Samples not kept because the disk was full (recorded as `storeFull` gaps when they arrived).
     public var storeFullSamples: Int64 = 0
-    /// Times the disk filled up (a commit failed for want of space while the store was writable).
+    /// Times the store became full: a commit failed for want of space, or retention evicted unpublished data because the disk had no room.
     public var storeFullEpisodes: Int64 = 0
     /// Sessions found open after a crash without a single sample, and so withdrawn (see ``CaptureEngine/recover(continuing:)``).
     public var sessionsWithdrawn: Int64 = 0

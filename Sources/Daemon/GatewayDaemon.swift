@@ -61,6 +61,8 @@ public struct GatewayDaemon: Sendable {
                     .init(service: MQTTPublisherService(publisher: publisher)),
                 ] + homeAssistantServices() + [
                     .init(service: CaptureService(engine: capture, logger: logger)),
+                    // A damaged store stops the gateway gracefully: the sensors are told to stop first.
+                    .init(service: StoreCheckService(store: store, logger: logger), failureTerminationBehavior: .gracefullyShutdownGroup),
                     // After capture: graceful shutdown stops the sensors first, then closes sessions.
                     .init(service: SensorService(configuration: configuration, fleet: sensors, controller: controller, logger: logger)),
                 ] + admin,

@@ -13,31 +13,55 @@ extension GyroStore {
     /// the caller's executor, so a caller on the writer's thread stays there, and one on a
     /// reader's thread goes from its own executor to the reader and back, not through the
     /// global executor on the way.
+    ///
+    /// Once SQLite has found the file damaged (``StoreHealth``), every write is refused with
+    /// ``StoreError/damaged(reason:)``; a write that meets the damage marks it.
     nonisolated(nonsending)
     func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
-        try await writer.run { db in try db.transaction(.immediate) { try body(db) } }
+        try health.refuseWritesIfDamaged()
+        return try await noticingDamage { try await writer.run { db in try db.transaction(.immediate) { try body(db) } } }
     }
 
     /// ``write(_:)`` with the sample ring's state, kept only if the transaction commits.
     nonisolated(nonsending)
     func writeWithRing<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection, inout SampleRing) throws -> T) async throws -> T {
-        try await writer.run(withRing: { db, ring in try db.transaction(.immediate) { try body(db, &ring) } })
+        try health.refuseWritesIfDamaged()
+        return try await noticingDamage { try await writer.run(withRing: { db, ring in try db.transaction(.immediate) { try body(db, &ring) } }) }
     }
 
     /// Runs `body` on the writer outside any transaction: it manages its own, or sets pragmas.
     nonisolated(nonsending)
     func writeWithoutTransaction<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
-        try await writer.run(body)
+        try health.refuseWritesIfDamaged()
+        return try await noticingDamage { try await writer.run(body) }
     }
 
     /// Runs `body` in a read transaction: on a reader of a file store, on the writer of an in-memory one.
+    /// Reads go on once the file is found damaged (the status must still answer); a read that
+    /// meets the damage marks it.
     nonisolated(nonsending)
     func read<T: Sendable>(_ context: String, _ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws(StoreError) -> T {
         do {
-            if let readers { return try await readers.read(body) }
-            return try await writer.run { db in try db.transaction(.deferred) { try body(db) } }
+            return try await noticingDamage {
+                if let readers { return try await readers.read(body) }
+                return try await writer.run { db in try db.transaction(.deferred) { try body(db) } }
+            }
+        } catch let error as SQLiteError where error.isCorruption {
+            throw .damaged(reason: "\(context): \(error)")
         } catch {
             throw .database(context: context, reason: "\(error)")
+        }
+    }
+
+    /// Runs `work`; SQLite's corruption error (SQLITE_CORRUPT, SQLITE_NOTADB) from it marks the
+    /// store damaged before it is rethrown: data SQLite found damaged is never trusted silently.
+    nonisolated(nonsending)
+    private func noticingDamage<T>(_ work: () async throws -> T) async throws -> T {
+        do {
+            return try await work()
+        } catch let error as SQLiteError where error.isCorruption {
+            health.markDamaged("\(error)")
+            throw error
         }
     }
 }

@@ -81,6 +81,18 @@ extension GyroStore {
                 ALTER TABLE boardResetTime ADD COLUMN trueAt REAL;
                 """)
         }
+        // What the store reads at every start, found through indexes of the few rows it wants:
+        // the open sessions (recovery) and the open chunks (recovery, the sample ring's load)
+        // were scans of every session and chunk row ever written, months of them, which made
+        // the start grow with the store's history (docs/durability.md, "Corruption"). And the
+        // chunks retention may still remove: its oldest-first walk stepped over every chunk it
+        // had pruned before, a pass's cost growing with the store's age. Partial indexes: a few
+        // entries each, one page written when a session or chunk opens or closes.
+        migrator.register("v8-open-and-unpruned-indexes") { db in
+            try db.execute("CREATE INDEX session_open ON session(startMs) WHERE isOpen = 1")
+            try db.execute("CREATE INDEX chunk_open ON chunk(sessionId, stream, seq) WHERE isOpen = 1")
+            try db.execute("CREATE INDEX chunk_unpruned_by_end ON chunk(endMs) WHERE isOpen = 0 AND pruned = 0")
+        }
         return migrator
     }
 }

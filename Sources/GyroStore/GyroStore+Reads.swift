@@ -116,7 +116,13 @@ extension GyroStore {
         let pages = try db.first("PRAGMA page_count") { try $0.int(0) } ?? 0
         let free = try db.first("PRAGMA freelist_count") { try $0.int(0) } ?? 0
         let size = try db.first("PRAGMA page_size") { try $0.int(0) } ?? 4096
+        return max(0, (pages - free) * size - (try ringBytes(db, pageSize: size)))
+    }
+
+    /// Bytes of the file the sample ring's slots take: a fixed part that pruning cannot shrink.
+    static func ringBytes(_ db: SQLiteConnection, pageSize: Int? = nil) throws -> Int {
+        let size = try pageSize ?? db.first("PRAGMA page_size") { try $0.int(0) } ?? 4096
         let slots = try db.first("SELECT count(*) FROM sampleRing") { try $0.int(0) } ?? 0
-        return max(0, (pages - free) * size - slots * RingSlot.pagesBytes(pageSize: size))
+        return slots * RingSlot.pagesBytes(pageSize: size)
     }
 }

@@ -9,13 +9,19 @@ public struct RetentionReport: Sendable, Equatable {
     public var evictedUnpublishedChunks: Int
     /// What each of those held, as recorded in its session (oldest first).
     public var evictions: [ChunkEviction] = []
+    /// The limit the pass kept the store under, and what set it.
+    public var limit = WorkingLimit(bytes: 0, bound: .configured)
+
+    /// Whether the pass evicted unpublished data because the disk had no room for it (rather
+    /// than because the store reached `retention.maxStoreBytes`).
+    public var evictedForLackOfDisk: Bool { evictedUnpublishedChunks > 0 && limit.bound == .disk }
 }
 
 extension GyroStore {
     public static let evictedCounter = "evictedUnpublishedChunks"
     public static let prunedCounter = "prunedChunks"
 
-    /// Keeps the store under `maxBytes`.
+    /// Keeps the store under its working limit: `maxBytes`, or less when the disk has less room.
     ///
     /// Policy: first remove chunk documents the broker has acknowledged, oldest first, down to
     /// 90 % of the limit. If the store is still over the limit, only unpublished data is left;
@@ -29,18 +35,18 @@ extension GyroStore {
     /// same transaction as the eviction: no crash can leave a record that hides the loss.
     /// The caller must keep any copy of those sessions it holds in sync (`report.evictions`).
     ///
-    /// `limit` replaces `maxBytes` for this pass (the working limit while the disk is full, see
-    /// ``workingLimit()``).
+    /// The limit is the working limit (``WorkingLimit``), measured in the pass's transaction:
+    /// `maxBytes`, or less when the disk has less room; `report.limit` says which.
     @discardableResult
     public func enforceRetention(
-        limit: Int? = nil,
         sessionDocuments: @escaping @Sendable (SessionRecord) -> [DocumentWrite]
     ) async throws(StoreError) -> RetentionReport {
-        let limit = limit ?? maxBytes, target = limit / 10 * 9
         let logger = self.logger
         do {
             return try await write { db in
-                var report = RetentionReport(usedBytes: try Self.usedBytes(db), prunedChunks: 0, evictedUnpublishedChunks: 0)
+                let working = try self.workingLimit(in: db)
+                let limit = working.bytes, target = limit / 10 * 9
+                var report = RetentionReport(usedBytes: try Self.usedBytes(db), prunedChunks: 0, evictedUnpublishedChunks: 0, limit: working)
                 guard report.usedBytes > limit else { return report }
                 while report.usedBytes > target {
                     let removed = try Self.removeChunkDocuments(published: true, limit: 32, in: db)
@@ -65,8 +71,9 @@ extension GyroStore {
                         session.recordEviction(eviction)
                         sessions[chunk.sessionId] = session
                     }
-                    logger.error("store full: evicted unpublished chunk documents; their samples are now storeFull gaps of their sessions", metadata: [
+                    logger.error("evicted unpublished chunk documents: \(working.bound == .disk ? "the disk has no room for them" : "the store reached retention.maxStoreBytes"); their samples are now storeFull gaps of their sessions", metadata: [
                         "subsystem": "store", "chunks": "\(removed.joined(separator: ","))", "limitBytes": "\(limit)",
+                        "limitSetBy": "\(working.bound.rawValue)", "diskRoomBytes": "\(working.diskRoomBytes.map { "\($0)" } ?? "-")",
                         "samples": "\(report.evictions.suffix(removed.count).reduce(0) { $0 + $1.samples })",
                     ])
                     report.usedBytes = try Self.usedBytes(db)

@@ -19,8 +19,11 @@ import Darwin
 /// read-only connections on threads of their own (`ReaderPool`), each reading a snapshot
 /// while the writer commits. An in-memory store has the writer only, which also reads.
 ///
-/// A file that SQLite reports as corrupt is moved aside (never deleted) as
-/// `store.sqlite.corrupt-<epoch>` and a new store is started, with an error in the log.
+/// Opening checks what it must trust to start and what the last run wrote, in time that does
+/// not grow with the file (``StoreOpenCheck``, ``CheckpointCheck``); the whole file is checked
+/// in the background (``verifyIntegrity()``). A file found corrupt at open, or marked damaged by
+/// the run that found it so (``StoreHealth``), is moved aside (never deleted) as
+/// `store.sqlite.corrupt-<epoch>` and a new store is started, with a critical log line.
 public struct GyroStore: Sendable {
     public static let fileName = "store.sqlite"
 
@@ -38,6 +41,8 @@ public struct GyroStore: Sendable {
     public let reserve: StoreReserve?
     /// What the store has written since it opened; `nil` for an in-memory store.
     public let writes: StoreWrites?
+    /// Whether SQLite has found the file damaged since it opened, and how far it is checked.
+    let health: StoreHealth
 
     /// Opens (or creates) the store in `directory`, migrating it to the current schema.
     public static func open(directory: String, maxBytes: Int = 2 << 30, reserveBytes: Int = StoreReserve.defaultBytes,
@@ -49,7 +54,18 @@ public struct GyroStore: Sendable {
         }
         let path = filePath(directory, fileName)
         do {
-            return try openFile(path, maxBytes: maxBytes, logger: logger, directory: directory, reserveBytes: reserveBytes)
+            // Before SQLite opens the file: a damaged file is not opened for writing at all.
+            if let reason = StoreHealth.marker(databasePath: path) {
+                throw SQLiteError(code: SQLITE_CORRUPT, message: "found damaged by the previous run: \(reason)")
+            }
+            let verdict = CheckpointCheck.verify(databasePath: path)
+            if case .damaged(_, let reason) = verdict { throw SQLiteError(code: SQLITE_CORRUPT, message: reason) }
+            let store = try openFile(path, maxBytes: maxBytes, logger: logger, directory: directory, reserveBytes: reserveBytes)
+            let compared = if case .consistent(let pages) = verdict { pages.count } else { 0 }
+            logger.info("store opened; its full integrity check runs in the background", metadata: [
+                "subsystem": "store", "checkpointPagesCompared": "\(compared)",
+            ])
+            return store
         } catch let error as SQLiteError where error.isCorruption {
             let moved = quarantine(path: path, logger: logger, reason: error.description)
             do {
@@ -103,6 +119,7 @@ public struct GyroStore: Sendable {
         self.directory = directory
         self.reserve = reserve
         writes = directory == nil ? nil : StoreWrites()
+        health = StoreHealth(databasePath: directory.map { Self.filePath($0, Self.fileName) }, logger: logger)
     }
 
     /// Reads that can run at once beside the writer: the publisher's outbox pass, which can wait
@@ -146,6 +163,10 @@ public struct GyroStore: Sendable {
     /// What every connection sets before its first use.
     static func prepare(_ db: SQLiteConnection) throws(SQLiteError) {
         try db.execute("PRAGMA foreign_keys = ON")
+        // Every b-tree page SQLite loads has its cells checked against the page's bounds, not
+        // only its header: a damaged page is an error (SQLITE_CORRUPT) where it is read, before
+        // its contents are used. The open check relies on it (StoreOpenCheck).
+        try db.execute("PRAGMA cell_size_check = ON")
         try db.execute("PRAGMA synchronous = FULL")
         // Debian builds SQLite with SECURE_DELETE, which zeroes every freed page and writes
         // it: evicting or pruning chunk documents wrote each freed page to the WAL (and again
@@ -164,7 +185,7 @@ public struct GyroStore: Sendable {
         }
     }
 
-    /// The write connection of the file at `path`, in WAL mode, its pages checked.
+    /// The write connection of the file at `path`, in WAL mode, its schema and b-trees' edges checked.
     static func openWriter(_ path: String) throws -> SQLiteConnection {
         let writer = try SQLiteConnection(path: path)
         try prepare(writer)
@@ -182,10 +203,9 @@ public struct GyroStore: Sendable {
         // thread uses more CPU, not less (e2e bench, docs/benchmarks.md).
         let pageSize = try writer.first("PRAGMA page_size") { try $0.int(0) } ?? 4096
         try writer.execute("PRAGMA wal_autocheckpoint = \(max(1, checkpointBytes / pageSize))")
-        let verdict = try writer.first("PRAGMA quick_check") { try $0.text(0) } ?? "no answer"
-        guard verdict == "ok" else {
-            throw SQLiteError(code: SQLITE_CORRUPT, message: "quick_check: \(verdict)")
-        }
+        // Not PRAGMA quick_check: it reads the whole file (25-50 s for 2 GB on an SD card); the
+        // background check does (verifyIntegrity).
+        try StoreOpenCheck.verify(writer)
         WALFile.persist(writer)
         WALFile.presize(path: path + "-wal", to: try WALFile.workingSize(writer))
         WALFile.cachePageByPage(path: path + "-wal")
@@ -196,7 +216,7 @@ public struct GyroStore: Sendable {
     static func quarantine(path: String, logger: Logger, reason: String) -> [String] {
         let stamp = Int(Date().timeIntervalSince1970)
         var moved: [String] = []
-        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
+        for suffix in ["", "-wal", "-shm", StoreHealth.markerSuffix] where FileManager.default.fileExists(atPath: path + suffix) {
             let target = "\(path).corrupt-\(stamp)\(suffix)"
             if (try? FileManager.default.moveItem(atPath: path + suffix, toPath: target)) != nil { moved.append(target) }
         }

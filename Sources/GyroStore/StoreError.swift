@@ -11,6 +11,9 @@ public enum StoreError: Error, CustomStringConvertible, Sendable {
     /// A stored blob that does not decode: the file was damaged outside SQLite's checks.
     case damagedSamples(chunk: String, reason: String)
     case unknownSession(String)
+    /// SQLite found the store file damaged (at open, in the background check, or in a read or
+    /// write since): the store takes no more writes, and the next start moves the file aside.
+    case damaged(reason: String)
 
     public var description: String {
         switch self {
@@ -23,6 +26,10 @@ public enum StoreError: Error, CustomStringConvertible, Sendable {
         case .invalidPath(let path, let reason): "store: \"\(path)\" is not a document path: \(reason)"
         case .damagedSamples(let chunk, let reason): "store: samples of chunk \(chunk) are damaged: \(reason)"
         case .unknownSession(let id): "store: no session \(id)"
+        case .damaged(let reason):
+            "store: the store file is damaged (\(reason)); it takes no more writes. Start the gateway again (under systemd it is "
+                + "restarted by itself): at its start it moves the file aside as store.sqlite.corrupt-<time> and begins a new store; "
+                + "what the old file holds can be read back with sqlite3 store.sqlite.corrupt-<time> .recover"
         }
     }
 }
@@ -38,6 +45,9 @@ extension StoreError {
     /// `error` from SQLite while doing `context`, as the error an operator can act on.
     static func wrapping(_ error: any Error, context: String) -> StoreError {
         if let error = error as? StoreError { return error }
+        if let error = error as? SQLiteError, error.isCorruption {
+            return .damaged(reason: "\(context): \(error)")
+        }
         if let error = error as? SQLiteError, error.isFull {
             return .full(context: context, reason: "\(error)")
         }

@@ -25,9 +25,15 @@ public struct StoreReserve: Sendable {
     }
 
     /// Whether the reserve is allocated.
-    public var isFilled: Bool {
+    public var isFilled: Bool { heldBytes >= bytes }
+
+    /// Bytes of disk the reserve's blocks hold now: its size while allocated, 0 once released.
+    /// They are room the store can have (deleting the file frees them), counted once: statvfs's
+    /// free space does not include them.
+    public var heldBytes: Int {
         var info = stat()
-        return stat(path, &info) == 0 && Int(info.st_blocks) * 512 >= bytes
+        guard stat(path, &info) == 0 else { return 0 }
+        return min(bytes, Int(info.st_blocks) * 512)
     }
 
     /// Allocates the reserve (blocks, not a sparse file); `false` when the disk has no room for it.
@@ -53,26 +59,42 @@ public struct StoreSpace: Sendable, Equatable {
     public var totalBytes: Int
     /// Size of `store.sqlite` (its live and free pages).
     public var fileBytes: Int
+    /// Bytes the reserve's blocks hold (``StoreReserve/heldBytes``): 0 while it is released.
+    public var reserveHeldBytes: Int
+
+    public init(freeBytes: Int, totalBytes: Int, fileBytes: Int, reserveHeldBytes: Int = 0) {
+        self.freeBytes = freeBytes
+        self.totalBytes = totalBytes
+        self.fileBytes = fileBytes
+        self.reserveHeldBytes = reserveHeldBytes
+    }
 }
 
 extension GyroStore {
-    /// The filesystem's free space and the store file's size, or `nil` for an in-memory store.
+    /// The filesystem's free space, the store file's size and the reserve's blocks, or `nil`
+    /// for an in-memory store.
     public func space() -> StoreSpace? {
         guard let directory else { return nil }
         var fs = statvfs()
         guard statvfs(directory, &fs) == 0 else { return nil }
         var info = stat()
         let file = stat(Self.filePath(directory, Self.fileName), &info) == 0 ? Int(info.st_size) : 0
-        return StoreSpace(freeBytes: Int(fs.f_bavail) * Int(fs.f_frsize), totalBytes: Int(fs.f_blocks) * Int(fs.f_frsize), fileBytes: file)
+        return StoreSpace(freeBytes: Int(fs.f_bavail) * Int(fs.f_frsize), totalBytes: Int(fs.f_blocks) * Int(fs.f_frsize), fileBytes: file,
+                          reserveHeldBytes: reserve?.heldBytes ?? 0)
     }
 
-    /// What the store may hold on the disk it has: the file's pages plus the filesystem's free
-    /// space, less the reserve's size (room to allocate it again, or for the WAL to grow while it
-    /// is released), and never more than `maxBytes`. Retention prunes to 90 % of this limit, which
-    /// leaves free pages inside the file for new samples.
-    public func workingLimit() -> Int {
-        guard let space = space() else { return maxBytes }
-        let room = reserve?.bytes ?? StoreReserve.defaultBytes
-        return max(0, min(maxBytes, space.fileBytes + space.freeBytes - room))
+    /// The size the reserve must have on this disk (``StoreReserve/defaultBytes`` when the store
+    /// keeps none: the room is kept free all the same).
+    public var reserveBytes: Int { reserve?.bytes ?? StoreReserve.defaultBytes }
+
+    /// What retention keeps the store under now (``WorkingLimit``), measured in one read.
+    public func workingLimit() async throws(StoreError) -> WorkingLimit {
+        let ring = try await read("measuring the store") { db in try Self.ringBytes(db) }
+        return WorkingLimit(maxBytes: maxBytes, space: space(), reserveBytes: reserveBytes, ringBytes: ring)
+    }
+
+    /// ``workingLimit()`` inside the caller's transaction.
+    func workingLimit(in db: SQLiteConnection) throws -> WorkingLimit {
+        WorkingLimit(maxBytes: maxBytes, space: space(), reserveBytes: reserveBytes, ringBytes: try Self.ringBytes(db))
     }
 }

@@ -105,13 +105,25 @@ struct Status: AsyncParsableCommand {
     }
 }
 
-/// "full (since …, N samples not kept): reason" when the disk is full, the sizes otherwise.
+/// "FULL for …, N samples not kept, …" when the disk is full, "AT LIMIT for …" when retention
+/// evicts to stay under retention.maxStoreBytes, the sizes otherwise.
 func storeLine(_ store: JSONValue) -> String {
     let sizes = "\(cell(store["usedBytes"], "0")) of \(cell(store["workingLimitBytes"] ?? store["maxBytes"], "0")) bytes, "
         + "\(cell(store["evictedUnpublishedChunks"], "0")) unpublished chunks evicted"
-    guard store["state"]?.string == "full" else { return sizes }
-    let since = store["fullSinceMs"]?.double.map { formatDuration(ms: Date().timeIntervalSince1970 * 1000 - $0) } ?? "?"
-    return "FULL for \(since), \(cell(store["notKeptSamples"], "0")) samples not kept, \(cell(store["diskFreeBytes"])) bytes free; \(sizes)"
+    func since(_ key: String) -> String {
+        store[key]?.double.map { formatDuration(ms: Date().timeIntervalSince1970 * 1000 - $0) } ?? "?"
+    }
+    switch store["state"]?.string {
+    case "full":
+        return "FULL for \(since("fullSinceMs")), \(cell(store["notKeptSamples"], "0")) samples not kept, \(cell(store["diskFreeBytes"])) bytes free; \(sizes)"
+    case "damaged":
+        return "DAMAGED: \(cell(store["detail"], "?"))"
+    case "atLimit":
+        return "AT LIMIT (retention.maxStoreBytes) for \(since("atLimitSinceMs")): the oldest unpublished chunks are evicted; "
+            + "bring the broker back or raise the limit; \(sizes)"
+    default:
+        return sizes
+    }
 }
 
 /// "synchronised", "board time (C4:…), kernel not synchronised; fix: …", with the last re-dating.

@@ -18,6 +18,7 @@ Cases, one module each (`case_<name>.py`, `run(ctx) -> [(ok, text)]`, ok None = 
     power_cut      snapshots of the store files taken with the gateway stopped (SIGSTOP)
 
     diskfull       a full filesystem under the store (its module's docstring)
+    nearfull       a nearly full ext4 under the store, the broker away (its module's docstring)
     faults         sensor link faults through the peer's control channel (its module's docstring)
 
 Adding a case is its module plus its name in CASES.
@@ -40,7 +41,7 @@ from dataclasses import dataclass
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from reliability import bench  # noqa: E402  (also puts e2e_bench on the path)
 
-CASES = ["kills", "crash_start", "broker_outage", "broker_silent", "power_cut", "diskfull", "faults", "backfill"]
+CASES = ["kills", "crash_start", "broker_outage", "broker_silent", "power_cut", "diskfull", "nearfull", "faults", "backfill"]
 LABEL = {True: "PASS", False: "FAIL", None: "SKIP"}
 
 
