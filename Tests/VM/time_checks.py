@@ -165,7 +165,13 @@ class Analysis:
         """The peer's record: each board's runs, the samples it could not send, its power cycle's start."""
         peer = self.run.peer
         before = peer.call(cmd="time")["time"]
-        self.sensors = peer.sensors()
+        status = peer.call(cmd="status")
+        self.sensors = status["sensors"]
+        backlog = status["controller"].get("hci_write_buffer_bytes", 0)
+        self.figures["peer_h4_backlog_bytes"] = backlog
+        if backlog > 65536:
+            self.check(None, f"the peer holds {backlog} bytes the guest's serial line has not taken (a starved VM: "
+                             "samples stuck there never reach the gateway; not a time matter)")
         peer_now = (before + peer.call(cmd="time")["time"]) / 2  # about when the status read the ticks
         key = lambda s: s["address"][:17].upper()  # noqa: E731 - "C4:…:01/P" -> "C4:…:01"
         self.runs_of = {key(s): s["gyro_runs"] for s in self.sensors}
