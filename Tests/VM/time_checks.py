@@ -36,7 +36,7 @@ def delta(ms: float) -> str:
     """A time error for people: milliseconds when small, days and hours otherwise."""
     if abs(ms) < 60_000:
         return f"{ms:+.1f} ms"
-    s = abs(ms) / 1000
+    s = round(abs(ms) / 1000, 3)  # so that 59.9996 s reads 01:00.000, not 00:60.000
     d, s = divmod(s, DAY)
     h, s = divmod(s, 3600)
     m, s = divmod(s, 60)
