@@ -484,7 +484,8 @@ class Analysis:
             shown[p["name"]] = states
             if p["expect"] is None:
                 continue
-            late = [x for x in polls if x["true"] - p["start"] >= self.a.settle]
+            # From --settle s on; in a phase shorter than that, its last poll.
+            late = [x for x in polls if x["true"] - p["start"] >= self.a.settle] or polls[-1:]
             if not late or any(clock_state(x["clock"]) != p["expect"] for x in late):
                 bad.append(f"phase {p['name']!r} expects {p['expect']} from +{self.a.settle:g} s: showed {states or 'nothing'}")
         self.figures["clock_states"] = shown
