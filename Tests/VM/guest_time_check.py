@@ -51,10 +51,10 @@ of every document:
       medals --json`) are those the rules (Sources/Capture/Medals.swift) give for the true sessions;
   (e) the clock the gateway shows: `clock` of `gyrogate status --json` (`state`: synchronised,
       board, unsynchronised) is polled every second and printed per phase; with --strict-clock,
-      from --settle (10) s into each phase on (counted from every board streaming: board time
-      needs a board's clock read at its initialisation), it must be the phase's expected state
-      (t: unsynchronised then synchronised; u: synchronised; v: synchronised, board,
-      synchronised), and every record's `clock` field must say synchronised at the end.
+      from --settle (10) s into each phase on (its last poll in a shorter phase; counted from
+      every board streaming: board time needs a board's clock read at its initialisation), it
+      must be the phase's expected state (t: unsynchronised then synchronised; u: synchronised;
+      v: synchronised, board, synchronised), and every record's `clock` must say synchronised.
 
 Prints `ok`/`FAIL`/`info` lines and a JSON summary; exits 1 on a failed check.
 """
