@@ -14,7 +14,7 @@ extension GyroStore {
     /// reader's thread goes from its own executor to the reader and back, not through the
     /// global executor on the way.
     ///
-    /// Once SQLite has found the file damaged (``StoreHealth``), every write is refused with
+    /// Once SQLite has found the file damaged (`StoreHealth`), every write is refused with
     /// ``StoreError/damaged(reason:)``; a write that meets the damage marks it.
     nonisolated(nonsending)
     func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
