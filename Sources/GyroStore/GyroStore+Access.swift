@@ -14,26 +14,30 @@ extension GyroStore {
     /// reader's thread goes from its own executor to the reader and back, not through the
     /// global executor on the way.
     ///
-    /// Once SQLite has found the file damaged (``StoreHealth``), every write is refused with
+    /// Once SQLite has found the file damaged (`StoreHealth`), every write is refused with
     /// ``StoreError/damaged(reason:)``; a write that meets the damage marks it.
     nonisolated(nonsending)
     func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
         try health.refuseWritesIfDamaged()
-        return try await noticingDamage { try await writer.run { db in try db.transaction(.immediate) { try body(db) } } }
+        do { return try await writer.run { db in try db.transaction(.immediate) { try body(db) } } } catch { throw noticingDamage(error) }
     }
 
     /// ``write(_:)`` with the sample ring's state, kept only if the transaction commits.
     nonisolated(nonsending)
     func writeWithRing<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection, inout SampleRing) throws -> T) async throws -> T {
         try health.refuseWritesIfDamaged()
-        return try await noticingDamage { try await writer.run(withRing: { db, ring in try db.transaction(.immediate) { try body(db, &ring) } }) }
+        do {
+            return try await writer.run(withRing: { db, ring in try db.transaction(.immediate) { try body(db, &ring) } })
+        } catch {
+            throw noticingDamage(error)
+        }
     }
 
     /// Runs `body` on the writer outside any transaction: it manages its own, or sets pragmas.
     nonisolated(nonsending)
     func writeWithoutTransaction<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
         try health.refuseWritesIfDamaged()
-        return try await noticingDamage { try await writer.run(body) }
+        do { return try await writer.run(body) } catch { throw noticingDamage(error) }
     }
 
     /// Runs `body` in a read transaction: on a reader of a file store, on the writer of an in-memory one.
@@ -42,26 +46,24 @@ extension GyroStore {
     nonisolated(nonsending)
     func read<T: Sendable>(_ context: String, _ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws(StoreError) -> T {
         do {
-            return try await noticingDamage {
-                if let readers { return try await readers.read(body) }
-                return try await writer.run { db in try db.transaction(.deferred) { try body(db) } }
-            }
+            if let readers { return try await readers.read(body) }
+            return try await writer.run { db in try db.transaction(.deferred) { try body(db) } }
         } catch let error as SQLiteError where error.isCorruption {
+            _ = noticingDamage(error)
             throw .damaged(reason: "\(context): \(error)")
         } catch {
             throw .database(context: context, reason: "\(error)")
         }
     }
 
-    /// Runs `work`; SQLite's corruption error (SQLITE_CORRUPT, SQLITE_NOTADB) from it marks the
-    /// store damaged before it is rethrown: data SQLite found damaged is never trusted silently.
-    nonisolated(nonsending)
-    private func noticingDamage<T>(_ work: () async throws -> T) async throws -> T {
-        do {
-            return try await work()
-        } catch let error as SQLiteError where error.isCorruption {
-            health.markDamaged("\(error)")
-            throw error
-        }
+    /// `error`, after marking the store damaged when it is SQLite's corruption error
+    /// (SQLITE_CORRUPT, SQLITE_NOTADB): data SQLite found damaged is never trusted silently.
+    ///
+    /// A plain function, not a wrapper taking the work as a closure: an async closure passed
+    /// along would run on the global executor, and every commit would hop off the writer's
+    /// thread and back.
+    private func noticingDamage(_ error: any Error) -> any Error {
+        if let error = error as? SQLiteError, error.isCorruption { health.markDamaged("\(error)") }
+        return error
     }
 }

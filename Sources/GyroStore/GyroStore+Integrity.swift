@@ -14,10 +14,10 @@ extension GyroStore {
 
     /// Reads the whole file with `PRAGMA quick_check`, on a read-only connection and a thread of
     /// its own at the idle I/O class and the lowest CPU priority, and returns what it found. A
-    /// verdict other than "ok" (or a read error) marks the store damaged (``StoreHealth``).
+    /// verdict other than "ok" (or a read error) marks the store damaged (`StoreHealth`).
     ///
     /// Why in the background: the check reads every page, 25-50 s for 2 GB on an SD card, and
-    /// more when the card is busy; the gateway opens in bounded time instead (``StoreOpenCheck``)
+    /// more when the card is busy; the gateway opens in bounded time instead (`StoreOpenCheck`)
     /// and captures meanwhile. At the idle I/O class its reads wait for the device to have
     /// nothing else to do (on Linux's I/O schedulers that honour classes: BFQ, mq-deadline), so
     /// commits do not queue behind it. The price: its read transaction keeps a snapshot, so the

@@ -20,9 +20,9 @@ import Darwin
 /// while the writer commits. An in-memory store has the writer only, which also reads.
 ///
 /// Opening checks what it must trust to start and what the last run wrote, in time that does
-/// not grow with the file (``StoreOpenCheck``, ``CheckpointCheck``); the whole file is checked
+/// not grow with the file (`StoreOpenCheck`, `CheckpointCheck`); the whole file is checked
 /// in the background (``verifyIntegrity()``). A file found corrupt at open, or marked damaged by
-/// the run that found it so (``StoreHealth``), is moved aside (never deleted) as
+/// the run that found it so (`StoreHealth`), is moved aside (never deleted) as
 /// `store.sqlite.corrupt-<epoch>` and a new store is started, with a critical log line.
 public struct GyroStore: Sendable {
     public static let fileName = "store.sqlite"

@@ -9,7 +9,7 @@ import Darwin
 
 /// How far the store's file has been checked, and whether it was found damaged.
 public enum StoreIntegrity: Sendable, Equatable {
-    /// Opened after the bounded checks (``StoreOpenCheck``, ``CheckpointCheck``); the full check
+    /// Opened after the bounded checks (`StoreOpenCheck`, `CheckpointCheck`); the full check
     /// has not run yet.
     case openChecked
     /// The full check (``GyroStore/verifyIntegrity()``) is reading the file, since `sinceMs`.

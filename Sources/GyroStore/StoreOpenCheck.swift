@@ -14,7 +14,7 @@ import CSQLite
 ///   their rowid order);
 /// - with `PRAGMA cell_size_check` on (every connection sets it), each of those pages' cells is
 ///   checked against the page's bounds as SQLite loads it, not only its header;
-/// - ``CheckpointCheck``, before SQLite opens the file: the pages the last checkpoint wrote;
+/// - `CheckpointCheck`, before SQLite opens the file: the pages the last checkpoint wrote;
 /// - then, as the store opens, what recovery reads: the migrations' bookkeeping, the sample
 ///   ring's every slot (each with its checksum), the open sessions and their chunks, the board
 ///   reset times. Any of these SQLite finds malformed fails the open as corruption.
