@@ -17,9 +17,11 @@ mkdir -p /mnt/upper/upper /mnt/upper/work
 mount -t overlay overlay -o lowerdir=/mnt/host,upperdir=/mnt/upper/upper,workdir=/mnt/upper/work /mnt/root
 mkdir -p /mnt/root/mnt/out
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 out /mnt/root/mnt/out || { echo "init: no out share"; poweroff -f; }
+# /tmp stays the overlay's (writable in the tmpfs above): a tmpfs of its own would hide a
+# checkout that lives under the host's /tmp, and the gateway and tests the guest runs from it.
 exec chroot /mnt/root /bin/sh -c '
     mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
-    mount -t tmpfs tmpfs /tmp; mount -t tmpfs tmpfs /run; mkdir -p /dev/pts /dev/shm
+    mount -t tmpfs tmpfs /run; mkdir -p /dev/pts /dev/shm
     mount -t devpts devpts /dev/pts; mount -t tmpfs tmpfs /dev/shm
     out=/mnt/out
     ip link set lo up

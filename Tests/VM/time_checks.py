@@ -178,8 +178,12 @@ class Analysis:
         self.stretches = {key(s): [x for x in s.get("undelivered_stretches", []) if x.get("stream") == "gyro"]
                           for s in self.sensors}
         # The true time of each board's tick 0 (its power cycle's start), to half a tick.
-        self.reset_true = {key(s): peer_now - (s["tick"] + 0.5) * TICK_S for s in self.sensors}
+        # A crystal e fast counts (1 + e) ticks per true tick.
+        self.reset_true = {key(s): peer_now - (s["tick"] + 0.5) * TICK_S / (1 + s.get("drift_ppm", 0.0) * 1e-6)
+                           for s in self.sensors}
         self.figures["board_reset_true"] = {d: iso(t) for d, t in self.reset_true.items()}
+        self.figures["board_drift_ppm"] = {key(s): s.get("drift_ppm", 0.0) for s in self.sensors}
+        info("the boards' crystals: " + ", ".join(f"{d} {ppm:+g} ppm" for d, ppm in self.figures["board_drift_ppm"].items()))
         readings = [r | {"error_ms": round((r["resetTime"] - self.reset_true[r["sensor"]]) * 1000, 3)}
                     for r in clock_readings(self.run.gateway_log) if r["sensor"] in self.reset_true]
         self.figures["gateway_clock_readings"] = readings
