@@ -25,6 +25,11 @@ guest's CLOCK_MONOTONIC, dates every event and receipt here).
   v  board time across a restart: --first s synchronised; SIGTERM; the clock set 3 days
      behind and unsynchronised; the gateway started again on the same store with the boards
      still streaming (not reset); --first s; synchronised (stepped to true); --last s; stop.
+  w  a kill during the re-dating: 3 days behind and unsynchronised; --first s; stepped to true
+     and synchronised; SIGKILL --kill-after s later (while the re-dating runs); the gateway
+     started again on the same store (the clock true); --last s; stop. Each session of the
+     killed run must be wholly before its re-dating (3 days behind, `clock` unsynchronised) or
+     wholly after it (true), and every other check holds in that session's frame.
 
 A private mosquitto; one subscriber on `records/+`, `realtime_data/+`, `TitanUpUsers/#` from
 before the gateway starts to the end (the broker outlives the restart of v, so retained state
@@ -78,7 +83,7 @@ from reliability import bench  # noqa: E402
 import guest_clock as gc  # noqa: E402
 from time_checks import DAY, Analysis, delta, iso  # noqa: E402
 
-SHIFT = {"t": 0.0, "u": -3600.0, "v": 0.0}
+SHIFT = {"t": 0.0, "u": -3600.0, "v": 0.0, "w": 0.0}
 
 
 def say(msg: str) -> None:
@@ -166,6 +171,14 @@ class Run:
         self.gw = None
         return sent
 
+    def kill_gateway(self) -> float:
+        """SIGKILL; returns its true time."""
+        killed = self.true_now()
+        self.events.append({"true": killed, "what": "SIGKILL", "result": {}})
+        self.gw.kill()
+        self.gw = None
+        return killed
+
     def poll(self, phase: str) -> None:
         try:
             status = rel.admin_get(self.gw.socket_path)
@@ -217,7 +230,7 @@ def scenario(run: Run) -> None:
         run.event("stepped back 1 h, synchronised", stepped)
         run.phase("stepped back 1 h", "synchronised", a.seconds - a.first)
         run.stop_gateway()
-    else:
+    elif a.scenario == "v":
         run.event("set to true, synchronised", gc.set_true(ctl, 0.0, then="sync"))
         run.start_gateway()
         run.phase("run 1 synchronised", "synchronised", a.first)
@@ -229,13 +242,27 @@ def scenario(run: Run) -> None:
         run.event("stepped to true, synchronised", gc.set_true(ctl, 0.0, then="sync"))
         run.phase("run 2 synchronised", "synchronised", a.last)
         run.stop_gateway()
+    elif a.scenario == "w":
+        run.event("set 3 days behind true, unsynchronised", gc.set_true(ctl, -3 * DAY, then="unsync"))
+        run.start_gateway()
+        run.phase("unsynchronised, then killed", "unsynchronised", a.first)
+        stepped_at = time.monotonic()
+        stepped = gc.set_true(ctl, 0.0, then="sync")
+        run.gw.run_for(max(0.0, a.kill_after - (time.monotonic() - stepped_at)))
+        killed = run.kill_gateway()
+        stepped["killed_after_s"] = round(time.monotonic() - stepped_at, 3)
+        run.event("stepped to true, synchronised; SIGKILL", stepped)
+        run.gap("restart (no gateway)", killed, board_dated=False)
+        run.start_gateway()
+        run.phase("run 2 synchronised", "synchronised", a.last)
+        run.stop_gateway()
     run.sub.phase = "after the stop"
     run.measure("end")
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--scenario", choices=["t", "u", "v"], required=True)
+    p.add_argument("--scenario", choices=["t", "u", "v", "w"], required=True)
     p.add_argument("--peer-control", required=True, metavar="HOST:PORT")
     p.add_argument("--gateway", required=True)
     p.add_argument("--transport", default="hci:0")
@@ -244,6 +271,8 @@ def main() -> int:
     p.add_argument("--first", type=float, default=15.0, help="seconds of streaming before the clock changes (v: each run's first part)")
     p.add_argument("--seconds", type=float, default=35.0, help="t, u: seconds of streaming in all")
     p.add_argument("--last", type=float, default=10.0, help="v: seconds of streaming after the synchronisation")
+    p.add_argument("--kill-after", type=float, default=0.3,
+                   help="w: seconds from the step's return to the SIGKILL (the re-dating takes about a second here)")
     p.add_argument("--chunk-size", type=int, default=500,
                    help="points per chunk (500 = 5 s at 100 Hz: chunks are published before and after each change)")
     p.add_argument("--tolerance-ms", type=float, default=20.0)

@@ -32,13 +32,16 @@ crystals 20 ppm fast and 20 ppm slow (--board-drift-ppm; the peer's truth follow
   v  board time: 15 s synchronised; SIGTERM; the clock 3 days behind and unsynchronised; the
               gateway again on the same store, the boards still streaming (not reset); 15 s;
               synchronised; 10 s
+  w  a kill during the re-dating: as t, but SIGKILLed 0.3 s after the step (the re-dating
+              takes about a second); started again on the same store, the clock true; 10 s.
+              Each session of the killed run wholly before the re-dating or wholly after it
   Each ends with SIGTERM (sessions closed, the outbox published) and checks the last version
   of every document: every sample once; each sample's timestamp within 20 ms of its true time
   (v: the part dated by the boards within 20 ms + --drift-ppm); no records or daily session at
   the path of a wrong time; `gyrogate sessions --range today` and the medals those of the true
   day; the `clock` of `gyrogate status` printed per phase (required with --strict-clock).
 
---quick (CI): a with 2 boards for 20 s, c, and t, u, v with --strict-clock. Full (default): 4 boards, 60 s windows, every
+--quick (CI): a with 2 boards for 20 s, c, and t, u, v, w with --strict-clock. Full (default): 4 boards, 60 s windows, every
 scenario. Outside CI, exits 0 with "SKIPPED: <why>" when this machine cannot run the VM (no
 qemu, no Debian registry). Under CI=true the VM must run: a VM that cannot be built is a
 failure (exit 1); only a capability the machine lacks (not root) is skipped, printed and
@@ -212,13 +215,14 @@ def scenario_script(name: str, args, peer: PeerProcess, tcp_peer: PeerProcess | 
     elif name == "c":
         s += (f"{args.guest_python} {os.path.join(HERE, 'guest_outage.py')} --peer-control 10.0.2.2:{peer.control} "
               f"--gateway {args.gateway} --sensors 2 --away 10 --json /mnt/out/c.json\n")
-    elif name in ("t", "u", "v"):
+    elif name in ("t", "u", "v", "w"):
         clock = f"{args.guest_python} {os.path.join(HERE, 'guest_clock.py')}"
         control = f"10.0.2.2:{peer.control}"
         s += f"{clock} state\n{clock} offset --peer-control {control}\n"
         s += (f"{args.guest_python} {os.path.join(HERE, 'guest_time_check.py')} --scenario {name} --peer-control {control} "
               f"--gateway {args.gateway} --sensors 2 --odr 100 --drift-ppm {args.drift_ppm:g} --json /mnt/out/{name}.json"
               + (" --strict-clock" if args.strict_clock else "")
+              + (f" --kill-after {args.kill_after:g}" if name == "w" else "")
               + (f" --log-level {args.gateway_log_level}" if args.gateway_log_level else "") + "\n")
     elif name == "f":
         runs = [e2e(args, tcp_peer, sensors=n, odr=100, seconds=window, json_name="f-tcp.json",
@@ -256,7 +260,7 @@ def summarise(name: str, out: str) -> dict:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="CI form: a (2 boards, 20 s), c, and t, u, v (strict clock)")
+    p.add_argument("--quick", action="store_true", help="CI form: a (2 boards, 20 s), c, and t, u, v, w (strict clock)")
     p.add_argument("--scenarios", help="comma-separated letters (default: all, or a,c with --quick)")
     p.add_argument("--sensors", type=int)
     p.add_argument("--seconds", type=float)
@@ -267,17 +271,19 @@ def main() -> int:
     p.add_argument("--boot-timeout", type=float, default=600, help="seconds per scenario, boot included")
     p.add_argument("--strict-clock", action="store_true", help="t, u, v: require the clock state in `gyrogate status`")
     p.add_argument("--drift-ppm", type=float, default=50.0, help="v: drift bound of the boards' clocks while they date samples")
+    p.add_argument("--kill-after", type=float, default=0.3,
+                   help="w: seconds from the step to the SIGKILL (0.3: while the re-dating runs; 3: after it)")
     p.add_argument("--board-drift-ppm", type=float, default=20.0,
                    help="t, u, v: the emulated crystals' drift (board 1 fast, board 2 slow by this)")
     p.add_argument("--gateway-log-level", metavar="LEVEL", help="t, u, v: the gateway's LOG_LEVEL (its log lands in the run's folder)")
     args = p.parse_args()
     args.sensors = args.sensors or (2 if args.quick else 4)
     args.seconds = args.seconds or (20 if args.quick else 60)
-    scenarios = (args.scenarios or ("a,c,t,u,v" if args.quick else "a,b,c,d,e,f,t,u,v")).split(",")
+    scenarios = (args.scenarios or ("a,c,t,u,v,w" if args.quick else "a,b,c,d,e,f,t,u,v,w")).split(",")
     args.strict_clock = args.strict_clock or args.quick
-    unknown = [name for name in scenarios if name not in "abcdeftuv" or len(name) != 1]
+    unknown = [name for name in scenarios if name not in "abcdeftuvw" or len(name) != 1]
     if unknown:
-        p.error(f"unknown scenarios {unknown} (a-f, t, u, v)")
+        p.error(f"unknown scenarios {unknown} (a-f, t-w)")
     if not args.gateway:
         release = os.path.join(REPO, ".build", "release", "gyrogate")
         args.gateway = release if os.access(release, os.X_OK) and not args.quick else os.path.join(REPO, ".build", "debug", "gyrogate")
@@ -309,8 +315,8 @@ def main() -> int:
         out = tempfile.mkdtemp(prefix=f"gyrogate-vm-{name}-")
         # The time scenarios' boards keep time with crystals off by the nRF52's LFXO tolerance
         # (±20 ppm), one fast and one slow: the truth is the peer's own clock for each.
-        timed = name in ("t", "u", "v")
-        peer = PeerProcess(args.sensors if name not in ("b", "c", "d", "t", "u", "v") else 2, os.path.join(out, "peer.log"),
+        timed = name in ("t", "u", "v", "w")
+        peer = PeerProcess(args.sensors if name not in ("b", "c", "d", "t", "u", "v", "w") else 2, os.path.join(out, "peer.log"),
                            drift_ppm=(args.board_drift_ppm, -args.board_drift_ppm) if timed else ())
         tcp_peer = PeerProcess(args.sensors, os.path.join(out, "peer-tcp.log")) if name == "f" else None
         say(f"scenario {name}: booting (peer H4 {peer.hci}, control {peer.control}), folder {out}")

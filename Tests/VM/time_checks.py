@@ -120,6 +120,7 @@ class Analysis:
     def __init__(self, run):
         self.run, self.a = run, run.args
         self.shift = run.args.truth_shift
+        self.frame: dict[str, float] = {}  # w: chunk topic -> -3 days when the kill left it before its re-dating
         self.checks = run.checks
         self.figures: dict = {}
 
@@ -131,6 +132,8 @@ class Analysis:
         self.boards()
         self.number()
         self.once()
+        if self.a.scenario == "w":
+            self.frames()
         self.stamps()
         if self.a.scenario == "v":
             self.board_versions()
@@ -256,7 +259,7 @@ class Analysis:
         e2e = bench.analyse(msgs, pseudo_peer, self.a.odr)
         total_sent = sum(s["samples_sent"] for s in self.sensors)
         ratio = e2e["delivered"] / total_sent if total_sent else 0.0
-        lost, per_run = [], {}
+        lost, per_run, killed_tail = [], {}, 0
         for (device, k), key in keys.items():
             board_run = self.runs_of[device][k]
             ns = {q["n"] for q in self.points if q["device"] == device and q["run"] == k}
@@ -269,7 +272,11 @@ class Analysis:
             if missing:
                 lost.append(f"{device} run {k}: {len(missing)} sent and not delivered, first n {missing[:5]}")
             tail = len([n for n in range(last + 1, board_run["generated"]) if n not in unsent])
-            if tail > self.a.odr:
+            if self.a.scenario == "w" and k == 0:
+                # The kill's outage: without backfill, what the board sent until the next gateway
+                # reset its controller went to a host that was gone (counted, not a failure).
+                killed_tail += tail
+            elif tail > self.a.odr:
                 lost.append(f"{device} run {k}: {tail} samples sent after the last one delivered (n {last}), "
                             f"more than a second in flight")
             v = e2e["per_device"].get(key, {})
@@ -278,12 +285,60 @@ class Analysis:
                                             "mismatches": v.get("mismatches"), "not_sent_inside": len([n for n in unsent if n <= last]),
                                             "lost_inside": len(missing), "sent_after_last_delivered": tail}
         self.figures["runs"] = per_run
-        self.check(ratio >= 0.95, f"(a) delivered {e2e['delivered']} of the {total_sent} samples the boards sent "
+        if self.a.scenario == "w":
+            ratio = e2e["delivered"] / (total_sent - killed_tail) if total_sent > killed_tail else 0.0
+            info(f"(a) {killed_tail} samples sent between the SIGKILL and the next gateway's reset of the controller "
+                 "(lost with the process: this scenario runs without backfill)")
+        sent_text = f"{total_sent - killed_tail} (and {killed_tail} after the kill)" if killed_tail else f"{total_sent}"
+        self.check(ratio >= 0.95, f"(a) delivered {e2e['delivered']} of the {sent_text} samples the boards sent "
                    f"({ratio:.4f}, at least 0.95)")
         self.check(e2e["duplicates"] == 0, f"(a) no sample twice in the last versions of the chunks ({e2e['duplicates']} duplicates)")
         self.check(e2e["mismatches"] == 0, f"(a) every sample matches the waveform of its n ({e2e['mismatches']} mismatches)")
         self.check(not lost and bool(keys), "(a) every sample the boards sent is there, once (but for at most a second in flight "
                    "at a stop)" + (f" -- {'; '.join(lost[:3])}" if lost else "" if keys else " -- no samples at all"))
+
+    # -- (w) before or after --------------------------------------------------------------------
+
+    def frames(self) -> None:
+        """w: a SIGKILL during the re-dating leaves each session of the killed run either before it
+        (3 days behind, as captured) or after it (true), wholly: its chunks and record in one frame.
+        The other checks then take each chunk's truth in its own frame."""
+        errors: dict[str, list[float]] = {}
+        for q in self.points:
+            errors.setdefault(q["topic"], []).append(q["stamp_ms"] / 1000 - (q["due"] + self.shift))
+        for topic, errs in errors.items():
+            self.frame[topic] = -3 * DAY if statistics.median(errs) < -DAY / 2 else 0.0
+        killed_at = next((p["start"] for p in self.run.phases if p["name"] == "restart (no gateway)"), float("inf"))
+        first_due = {}
+        for q in self.points:
+            first_due[q["topic"]] = min(first_due.get(q["topic"], float("inf")), q["due"])
+        mixed, before, after, killed_run = [], [], [], []
+        for topic, doc in sorted(self.records.items()):
+            chunks = [f"realtime_data/{c}" for c in doc.get("gscope_data") or [] if f"realtime_data/{c}" in self.frame]
+            frames = {self.frame[c] for c in chunks}
+            sid = topic.split("/", 1)[1]
+            (mixed if len(frames) > 1 else before if frames == {-3 * DAY} else after).append(sid)
+            if chunks and min(first_due[c] for c in chunks) < killed_at:
+                killed_run.append(sid)
+        # Where the kill fell, from the first gateway's log (the second appends to it after its start).
+        try:
+            with open(self.run.gateway_log, errors="replace") as f:
+                first_run = f.read().split("bluetooth host started", 2)
+            log = first_run[0] + (first_run[1] if len(first_run) > 1 else "")
+        except OSError:
+            log = ""
+        noticed, committed = "the gateway's time is re-dated" in log, "sessions re-dated" in log
+        info("(w) the SIGKILL came " + ("after the step was noticed and " if noticed else "before the step was noticed and ")
+             + ("after" if committed else "before") + " the store committed its re-dating")
+        self.figures["killed_redating"] = {"before": before, "after": after, "mixed": mixed, "killed_run": killed_run,
+                                           "step_noticed": noticed, "redating_committed": committed}
+        self.check(not mixed, f"(w) every session wholly before or wholly after the re-dating the kill interrupted: "
+                              f"{len(before)} before (3 days behind), {len(after)} at their true time"
+                   + (f" -- mixed: {', '.join(mixed[:3])}" if mixed else ""))
+
+    def truth(self, q: dict) -> float:
+        """The time sample `q` should carry: its due time, in its chunk's frame (w)."""
+        return q["due"] + self.shift + self.frame.get(q["topic"], 0.0)
 
     # -- (b) stamps ---------------------------------------------------------------------------
 
@@ -304,7 +359,7 @@ class Analysis:
         errors: dict[str, dict] = {}
         examples: dict[str, str] = {}
         for q in self.points:
-            err = q["stamp_ms"] - (q["due"] + self.shift) * 1000
+            err = q["stamp_ms"] - self.truth(q) * 1000
             name = self.phase_of(q["due"])["name"]
             e = errors.setdefault(name, {"samples": 0, "errors": [], "outside": 0, "tolerance_ms": 0.0, "by_device": {}})
             e["samples"] += 1
@@ -315,7 +370,7 @@ class Analysis:
             if abs(err) > tol:
                 e["outside"] += 1
                 examples.setdefault(name, f"{q['device']} n {q['n']} stamped {iso(q['stamp_ms'] / 1000)}, "
-                                          f"true {iso(q['due'] + self.shift)} ({delta(err)})")
+                                          f"true {iso(self.truth(q))} ({delta(err)})")
         self.figures["timestamps"] = {}
         for p in self.run.phases:
             e = errors.get(p["name"])
@@ -349,7 +404,7 @@ class Analysis:
                     q = by_key.get((topic, i))
                     if q is None:
                         continue
-                    err = p["timestamp"] - (q["due"] + self.shift) * 1000
+                    err = p["timestamp"] - self.truth(q) * 1000
                     seen += 1
                     worst = max(worst, abs(err))
                     if abs(err) > self.tolerance_ms(q):
@@ -385,8 +440,8 @@ class Analysis:
                 continue
             first = min((first_of[t] for t in topics), key=lambda q: q["due"])
             last = max((last_of[t] for t in topics), key=lambda q: q["due"])
-            start = first["due"] + self.shift
-            truth = self.true_sessions[sid] = {"user": doc.get("user_id"), "start": start, "end": last["due"] + self.shift,
+            start = self.truth(first)
+            truth = self.true_sessions[sid] = {"user": doc.get("user_id"), "start": start, "end": self.truth(last),
                                                "samples": sum(count[t] for t in topics)}
             if not m or abs(int(m.group(2)) - start) > 1.05:
                 wrong_path.append(f"{topic} ({delta((int(m.group(2)) - start) * 1000) if m else 'no start in the id'}: "
@@ -504,7 +559,17 @@ class Analysis:
         records_text = "(e) the records' `clock` at the end: " + (", ".join(f"{k} ({v})" for k, v in sorted(said.items())) or "no records")
         if self.a.strict_clock:
             self.check(not bad, text + (f" -- {'; '.join(bad)}" if bad else ""))
-            self.check(bool(said) and set(said) == {"synchronised"}, records_text + ", all synchronised expected")
+            # w: a session the kill left before its re-dating says how it was dated then; one it left
+            # between the step's re-dating and the synchronisation's may say either.
+            killed = self.figures.get("killed_redating") or {}
+            before, killed_run = set(killed.get("before", [])), set(killed.get("killed_run", []))
+            allowed = lambda sid: ({"unsynchronised"} if sid in before  # noqa: E731
+                                   else {"unsynchronised", "synchronised"} if sid in killed_run else {"synchronised"})
+            wrong = [t for t, d in self.records.items() if d.get("clock") not in allowed(t.split("/", 1)[1])]
+            self.check(bool(said) and not wrong, records_text + ", all synchronised expected"
+                       + (f" but in the killed run's {len(killed_run)} sessions ({len(before)} left before the re-dating: "
+                          "unsynchronised)" if killed_run else "")
+                       + (f" -- not so: {', '.join(wrong[:3])}" if wrong else ""))
         else:
             self.check(None, text + " (not enforced without --strict-clock)")
             self.check(None, records_text + " (not enforced without --strict-clock)")
