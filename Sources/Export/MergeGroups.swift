@@ -30,9 +30,10 @@ extension SessionExporter {
     /// a session of the group is gone.
     public func mergedFile(_ group: [SessionRecord], stream: ExportStream) async throws(ExportError) -> ExportFile {
         var orders: [SessionChunkOrder] = []
+        let reader = store.exportReader()
         for session in group {
             let order: SessionChunkOrder?
-            do { order = try await store.chunkOrder(sessionId: session.id) } catch { throw .store(error) }
+            do { order = try await reader.chunkOrder(sessionId: session.id) } catch { throw .store(error) }
             guard let order else { throw .unknownSession(session.id) }
             orders.append(order)
         }

@@ -18,11 +18,11 @@ struct MergedTable {
     let offsetSeconds: Int
     private var cursors: [SampleCursor]
 
-    init(store: GyroStore, sessions: [SessionChunkOrder], stream: ExportStream, offsetSeconds: Int) {
+    init(reader: ExportReader, sessions: [SessionChunkOrder], stream: ExportStream, offsetSeconds: Int) {
         self.sessions = sessions
         self.stream = stream
         self.offsetSeconds = offsetSeconds
-        cursors = sessions.map { SampleCursor(store: store, chunkIds: $0.chunkIds(stream: stream.rawValue), gaps: []) }
+        cursors = sessions.map { SampleCursor(reader: reader, chunkIds: $0.chunkIds(stream: stream.rawValue), gaps: []) }
     }
 
     static func header(_ sessions: [SessionChunkOrder], stream: ExportStream, offsetSeconds: Int) -> String {

@@ -14,7 +14,7 @@ struct ExportSample {
 /// A session stream's samples in order, read a chunk at a time: what the export holds at once
 /// is one chunk's points, whatever the session's length.
 struct SampleCursor {
-    let store: GyroStore
+    let reader: ExportReader
     private var chunkIds: ArraySlice<String>
     private var points: [ChunkBody.Point] = []
     private var at = 0
@@ -23,8 +23,8 @@ struct SampleCursor {
     /// The rate of the chunk being read (a rate change starts a chunk).
     private(set) var odrHz: Double?
 
-    init(store: GyroStore, chunkIds: [String], gaps: [GapRange]) {
-        self.store = store
+    init(reader: ExportReader, chunkIds: [String], gaps: [GapRange]) {
+        self.reader = reader
         self.chunkIds = chunkIds[...]
         self.gaps = gaps.sorted { $0.toMs < $1.toMs }[...]
     }
@@ -59,7 +59,7 @@ struct SampleCursor {
         while at == points.count {
             guard let id = chunkIds.popFirst() else { return false }
             let read: ChunkPoints?
-            do { read = try await store.points(ofChunk: id) } catch { throw .store(error) }
+            do { read = try await reader.points(ofChunk: id) } catch { throw .store(error) }
             guard let read else { continue }
             points = read.points
             at = 0

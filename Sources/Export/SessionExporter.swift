@@ -36,7 +36,7 @@ public struct SessionExporter: Sendable {
     /// The files a session makes: one a stream that has chunks (`only`: that stream alone).
     public func files(sessionId: String, format: ExportFormat, only: ExportStream? = nil) async throws(ExportError) -> [ExportFile] {
         let order: SessionChunkOrder?
-        do { order = try await store.chunkOrder(sessionId: sessionId) } catch { throw .store(error) }
+        do { order = try await store.exportReader().chunkOrder(sessionId: sessionId) } catch { throw .store(error) }
         guard let order else { throw .unknownSession(sessionId) }
         return ExportStream.allCases.filter { only == nil || $0 == only }
             .filter { !order.chunkIds(stream: $0.rawValue).isEmpty || (only != nil && $0 == .gyro) }
@@ -79,7 +79,7 @@ public struct SessionExporter: Sendable {
         if !file.merged {
             try await writeSession(file.sessions[0], stream: file.stream, format: format, to: output)
         } else {
-            var table = MergedTable(store: store, sessions: file.sessions, stream: file.stream, offsetSeconds: offset(atMs: file.sessions[0].session.startMs))
+            var table = MergedTable(reader: store.exportReader(), sessions: file.sessions, stream: file.stream, offsetSeconds: offset(atMs: file.sessions[0].session.startMs))
             try await table.write(to: output)
         }
         try await output.end()
@@ -87,7 +87,7 @@ public struct SessionExporter: Sendable {
 
     func writeSession(_ order: SessionChunkOrder, stream: ExportStream, format: ExportFormat, to output: any ExportOutput) async throws(ExportError) {
         let session = order.session
-        var cursor = SampleCursor(store: store, chunkIds: order.chunkIds(stream: stream.rawValue),
+        var cursor = SampleCursor(reader: store.exportReader(), chunkIds: order.chunkIds(stream: stream.rawValue),
                                   gaps: session.gaps.filter { $0.stream == stream.rawValue })
         let first = try await cursor.peekTime() ?? Int64((session.startMs * 1000).rounded())
         var rows = format.rows(ExportContext(session: session, stream: stream, offsetSeconds: offset(atMs: session.startMs), firstMicros: first))

@@ -16,9 +16,50 @@ public struct SessionChunkOrder: Sendable {
     public func chunkIds(stream: String) -> [String] { stream == "accelerometer" ? accelerometer : gyro }
 }
 
+/// A read-only connection of its own for one export, which reads the file with `pread`
+/// instead of the readers' memory map, and caches little.
+///
+/// Why: an export reads every page of its sessions once. Through the readers' map each page
+/// read stays resident in the process (a 4-hour 400 Hz session is about 25 MB of file), so
+/// the exporting process grew with the session; read with `pread`, what it holds is its small
+/// page cache and one chunk (docs/benchmarks.md, "Export"). Closed with its last reference.
+public final class ExportReader: Sendable {
+    let store: GyroStore
+    private let pool: ReaderPool?
+
+    init(store: GyroStore) {
+        self.store = store
+        guard let directory = store.directory else { pool = nil; return }
+        let path = directory.hasSuffix("/") ? directory + GyroStore.fileName : directory + "/" + GyroStore.fileName
+        pool = ReaderPool(maximum: 1) { () throws(SQLiteError) in
+            let reader = try SQLiteConnection(path: path, options: .init(readOnly: true))
+            try GyroStore.prepare(reader)
+            try reader.execute("PRAGMA mmap_size = 0")
+            return reader
+        }
+    }
+
+    nonisolated(nonsending)
+    func read<T: Sendable>(_ context: String, _ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws(StoreError) -> T {
+        guard let pool else { return try await store.read(context, body) }
+        do {
+            return try await pool.read(body)
+        } catch let error as SQLiteError where error.isCorruption {
+            throw .damaged(reason: "\(context): \(error)")
+        } catch {
+            throw .database(context: context, reason: "\(error)")
+        }
+    }
+}
+
+extension GyroStore {
+    /// A reader for one export (``ExportReader``).
+    public func exportReader() -> ExportReader { ExportReader(store: self) }
+}
+
 /// Reads for export: a session's chunks one at a time, so that a reader of a 4-hour session
 /// holds one chunk's points (at most `capture.chunkSize`), never the session.
-extension GyroStore {
+extension ExportReader {
     /// The session and its chunk ids in order, read in one transaction: the closed chunks as
     /// its record lists them (`gscope_data`, where a backfill's chunks sit in time order), then
     /// the open ones by position. `nil` when there is no such session.
@@ -48,19 +89,22 @@ extension GyroStore {
                 return (nil, 0)
             }
             if chunk.isOpen {
-                let (samples, damaged) = try Self.samples(ofChunk: chunkId, in: db, slots: try Self.ringSlots(db))
+                let (samples, damaged) = try GyroStore.samples(ofChunk: chunkId, in: db, slots: try GyroStore.ringSlots(db))
                 return (ChunkPoints(chunk: chunk, points: samples.map { ChunkBody.Point($0, backfilled: false) }), damaged)
             }
             let path = "realtime_data/\(chunkId)"
             guard let body = try db.first("SELECT body FROM document WHERE path = ?", [path], { try $0.bytes(0) }) else {
                 return (ChunkPoints(chunk: chunk, points: []), 0)
             }
-            return (ChunkPoints(chunk: chunk, points: try Self.points(ofBody: body, path: path)), 0)
+            return (ChunkPoints(chunk: chunk, points: try GyroStore.points(ofBody: body, path: path)), 0)
         }
-        if damaged > 0 { logDamagedRing(chunk: chunkId, slots: damaged) }
+        if damaged > 0 { store.logDamagedRing(chunk: chunkId, slots: damaged) }
         return result
     }
 
+}
+
+extension GyroStore {
     /// A chunk document's points: decoded from the compact body, or read from the JSON an
     /// older gateway stored.
     static func points(ofBody body: [UInt8], path: String) throws -> [ChunkBody.Point] {
