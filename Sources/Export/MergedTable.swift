@@ -3,20 +3,52 @@ import GyroStore
 /// Several boards of one user, captured together, as one table on a common time base, as
 /// MetaBase users line their files up by hand (docs/export.md, "Merged").
 ///
-/// The time base is a grid at the highest of the boards' rates, from the earliest first
-/// sample: row k is at t0 + k × period. Each board's cell in a row is its sample nearest the
-/// row's time within half a period (at most one can be); a board with none there (a gap, or
-/// not yet started) has empty cells. Rows where no board has a sample are left out. So every
-/// board's sample in a row is within half a period of the row's time, and two boards' samples
-/// in a row within one period of each other. A board whose clock runs off the grid (a rate
-/// that differs from the nominal one) shifts by one row now and then: one row empty for it,
-/// or, when two of its samples fall in one row's window, the later one left out (counted in
-/// the debug log).
+/// The rows are a grid at the highest of the boards' rates, from the earliest first sample:
+/// row k is at t0 + k × period. Each board's samples keep to a line of their own, the grid
+/// shifted by the board's phase (where its samples fall between two rows, followed as it
+/// drifts), and go to the row nearest them on that line: so the jitter of a board's stamps (a
+/// backfilled sample is placed to its log tick, 1.46 ms) does not move a sample to a
+/// neighbour's row, and the phase is kept within half a period of the grid. A board with no
+/// sample in a row (a gap, not started yet, ended) has empty cells; rows where no board has one
+/// are left out. A board whose phase wraps past half a period (a rate off the nominal one, or
+/// a new stream after a reconnect) skips a row there, or, when two of its samples would share
+/// one, puts the later in the next row if it is within a period of it, else leaves it out
+/// (counted in the debug log). So each sample is within a period of its row's time, and, in
+/// practice, two boards' samples in a row within one period of each other.
 struct MergedTable {
+    /// One board's place on the grid.
+    struct Line {
+        /// Where its samples fall from the rows' times, in microseconds, within half a period.
+        var phase: Double?
+        var lastRow = Int64.min
+
+        /// The row of a sample at `time` (microseconds after t0), by the phase as it stands:
+        /// the nearest on the board's line, or the next free one when that is taken by its
+        /// previous sample and this one is within a period of it (the phase jumped: a new
+        /// stream after a reconnect, a backfill's first sample); `nil` for a sample further
+        /// back, which is left out.
+        func row(_ time: Double, period: Double) -> Int64? {
+            let nearest = Int64(((time - (phase ?? 0)) / period).rounded())
+            if nearest > lastRow { return nearest }
+            return time - Double(lastRow + 1) * period > -period ? lastRow + 1 : nil
+        }
+
+        /// Follows the phase with the sample just placed in `row`; wraps it into half a period.
+        mutating func follow(_ time: Double, row: Int64, period: Double) {
+            let offset = time - Double(row) * period
+            var phase = self.phase.map { $0 + (offset - $0) / 8 } ?? offset
+            if phase > period / 2 { phase -= period } else if phase <= -period / 2 { phase += period }
+            self.phase = phase
+            lastRow = row
+        }
+    }
+
     let sessions: [SessionChunkOrder]
     let stream: ExportStream
     let offsetSeconds: Int
     private var cursors: [SampleCursor]
+    /// Samples left out because two of a board's samples fell in one row.
+    private(set) var droppedSamples = 0
 
     init(reader: ExportReader, sessions: [SessionChunkOrder], stream: ExportStream, offsetSeconds: Int) {
         self.sessions = sessions
@@ -46,33 +78,28 @@ struct MergedTable {
         }
         guard let t0 = starts.min(), rate > 0 else { return try await output.write(buffer) }
         let period = 1_000_000 / rate
-        let half = Int64((period / 2).rounded(.down))
         var time = LocalTime(offsetSeconds: offsetSeconds)
-        var row: Int64 = 0
+        var lines = [Line](repeating: Line(), count: cursors.count)
         var cells = [ChunkBody.Point?](repeating: nil, count: cursors.count)
+        var dropped = 0
         while true {
-            let at = t0 + Int64((Double(row) * period).rounded())
+            // The next row: the earliest any board's next sample goes to.
             var next: Int64?
-            var any = false
             for index in cursors.indices {
-                cells[index] = nil
-                // Samples before this row's window missed their own row (two in one window): left out.
-                while let t = try await cursors[index].peekTime(), t < at - half { _ = try await cursors[index].next() }
-                if let t = try await cursors[index].peekTime() {
-                    if t <= at + half {
-                        cells[index] = try await cursors[index].next()?.point
-                        any = true
-                    } else {
-                        next = min(next ?? t, t)
-                    }
+                while let t = try await cursors[index].peekTime() {
+                    if let row = lines[index].row(Double(t - t0), period: period) { next = min(next ?? row, row); break }
+                    _ = try await cursors[index].next()
+                    dropped += 1
                 }
             }
-            if !any {
-                guard let next else { break }
-                // Skip the empty rows of a gap every board shares in one step.
-                row = max(row + 1, Int64(((Double(next - t0) - Double(half)) / period).rounded(.up)))
-                continue
+            guard let row = next else { break }
+            for index in cursors.indices {
+                cells[index] = nil
+                guard let t = try await cursors[index].peekTime(), lines[index].row(Double(t - t0), period: period) == row else { continue }
+                cells[index] = try await cursors[index].next()?.point
+                lines[index].follow(Double(t - t0), row: row, period: period)
             }
+            let at = t0 + Int64((Double(row) * period).rounded())
             buffer.append(fixed: at, scale: 3, places: 3)
             buffer.append(UInt8(ascii: ","))
             time.append(micros: at, to: &buffer)
@@ -88,12 +115,12 @@ struct MergedTable {
                 }
             }
             buffer.append(UInt8(ascii: "\n"))
-            row += 1
             if buffer.count >= SessionExporter.flushBytes {
                 try await output.write(buffer)
                 buffer.removeAll(keepingCapacity: true)
             }
         }
+        droppedSamples = dropped
         if !buffer.isEmpty { try await output.write(buffer) }
     }
 }

@@ -81,6 +81,9 @@ public struct SessionExporter: Sendable {
         } else {
             var table = MergedTable(reader: store.exportReader(), sessions: file.sessions, stream: file.stream, offsetSeconds: offset(atMs: file.sessions[0].session.startMs))
             try await table.write(to: output)
+            logger.debug("exported a merged table", metadata: [
+                "subsystem": "export", "file": "\(file.name)", "boards": "\(file.sessions.count)", "droppedSamples": "\(table.droppedSamples)",
+            ])
         }
         try await output.end()
     }
