@@ -318,6 +318,10 @@ def run(gateway: str, tmp: str) -> None:
         check(recipe.returncode == 0 and os.path.getsize(os.path.join(tmp, "plot.png")) > 10000 and quoted,
               f"docs/export.md's pandas recipe (quoted there: {quoted}) plots the CSV: {recipe.stdout.strip() or recipe.stderr.strip()[-300:]}")
 
+        if shutil.which("influxd") is None:
+            # Under CI every part runs: a machine where it could not be installed fails here.
+            check(os.environ.get("CI") != "true", "SKIPPED the InfluxDB checks: no influxd (apt-get install influxdb)")
+            return
         influx = Influx(procs, os.path.join(tmp, "influx"))
         create, write = recipe_commands(influx.port)
         env = dict(os.environ, PATH=os.path.dirname(os.path.abspath(gateway)) + os.pathsep + os.environ["PATH"])
