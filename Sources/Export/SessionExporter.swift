@@ -9,7 +9,7 @@ public struct ExportFile: Sendable {
     public var stream: ExportStream
     /// The sessions it holds: one, or a merge group's, first board first.
     public var sessions: [SessionChunkOrder]
-    /// A merge group's table (``MergedTable``) rather than one session's rows.
+    /// A merge group's table (`MergedTable`) rather than one session's rows.
     public var merged: Bool = false
 }
 

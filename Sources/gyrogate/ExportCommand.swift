@@ -100,6 +100,10 @@ struct ExportCommand: AsyncParsableCommand {
                only: ExportStream?) async throws -> [ExportFile] {
         let sessions: [SessionRecord]
         let selection: String
+        if let session, !merge {
+            // Straight to the session's chunks: its record (thousands of chunk ids for hours) is read once.
+            return try await exporter.files(sessionId: session, format: format, only: only)
+        }
         if let session {
             guard let record = try await store.session(id: session) else { throw ExportError.unknownSession(session) }
             // A merge takes the user's sessions on other boards that overlap this one.
