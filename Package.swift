@@ -83,11 +83,18 @@ let package = Package(
             dependencies: ["GyroStore", "HostTime", "JSON", "MetaWear", "PosixThreads", "ZoneInfo", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
+        // Sessions out of the store for analysis: MetaBase's CSV, InfluxDB line protocol, JSON
+        // Lines, streamed a chunk at a time (docs/export.md).
+        .target(
+            name: "Export",
+            dependencies: ["GyroStore", "ZoneInfo", "MetaWear", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
         // The admin API: HTTP/1.1 + JSON on a unix socket, Prometheus metrics, systemd notify.
         .target(
             name: "Admin",
             dependencies: [
-                "GatewayConfig", "GyroStore", "Capture", "HostTime", "JSON", "PosixThreads", "TextTools",
+                "GatewayConfig", "GyroStore", "Capture", "Export", "HostTime", "JSON", "PosixThreads", "TextTools",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -144,7 +151,7 @@ let package = Package(
         .executableTarget(
             name: "gyrogate",
             dependencies: [
-                "GatewayConfig", "GyroStore", "Capture", "Daemon", "Admin", "BLEHost", "BluetoothWire", "Doctor", "JSON", "Sensors", "TextTools", "ZoneInfo",
+                "GatewayConfig", "GyroStore", "Capture", "Daemon", "Admin", "BLEHost", "BluetoothWire", "Doctor", "Export", "JSON", "Sensors", "TextTools", "ZoneInfo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -153,6 +160,9 @@ let package = Package(
         ),
         // A child process for the crash tests: feeds samples and reports what was acknowledged.
         .executableTarget(name: "store-feeder", dependencies: ["Capture", "GyroStore"], path: "Tests/Tools/StoreFeeder"),
+        // Fills a store with one long synthetic session, for the export's memory benchmark.
+        .executableTarget(name: "store-filler", dependencies: ["Capture", "GyroStore", .product(name: "Logging", package: "swift-log")],
+                          path: "Tests/Tools/StoreFiller"),
         // `swift run -c release store-bench`
         .executableTarget(
             name: "store-bench",
@@ -196,6 +206,7 @@ let package = Package(
         .testTarget(name: "HostTimeTests", dependencies: ["HostTime"]),
         .testTarget(name: "TextToolsTests", dependencies: ["TextTools"]),
         .testTarget(name: "ZoneInfoTests", dependencies: ["ZoneInfo"]),
+        .testTarget(name: "ExportTests", dependencies: ["Export", "Capture", "GyroStore", "MetaWear", "ZoneInfo", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "GyroStoreTests", dependencies: ["GyroStore", "TestSupport", "CSQLite"]),
         .testTarget(name: "AdminTests", dependencies: ["Admin", "Capture", "GyroStore", "GatewayConfig", "JSON", "TestSupport", .product(name: "NIOCore", package: "swift-nio")]),
         // A child process for the MQTT crash test: captures sessions and publishes them.

@@ -95,6 +95,19 @@ tests=${PIPESTATUS[0]}
 echo "== end-to-end check: 2 emulated sensors, gateway process, mosquitto, subscriber"
 .venv/bin/python Tests/Benchmarks/E2E/e2e_bench.py --sensors 2 --seconds 5 --skip-reference --check \
     --gateway "$PWD/.build/debug/gyrogate" || exit 1
+# Sessions out for analysis (docs/export.md): the CSV read by pandas, the line protocol written to
+# a real InfluxDB 1.x (Debian's influxdb, started by the test on a free loopback port, its files
+# in the test's folder), JSON Lines, the merged table, through the CLI and the admin socket,
+# against two emulated boards with an outage, a backfill and a gap.
+echo "== export: the CSV in pandas, the line protocol in influxd (Tests/Export)"
+if ! command -v influxd >/dev/null; then
+    as_root=""
+    [ "$(id -u)" = 0 ] || as_root="sudo"
+    { $as_root apt-get update -qq && DEBIAN_FRONTEND=noninteractive $as_root apt-get install -y -qq --no-install-recommends \
+        influxdb >/dev/null; } 2>&1 | tail -3 || echo "(influxdb could not be installed)"
+fi
+.venv/bin/python -c "import pandas, matplotlib" 2>/dev/null || .venv/bin/pip install -q -r Tests/Export/requirements.txt 2>&1 | tail -3
+timeout 600 .venv/bin/python Tests/Export/export_test.py --gateway "$PWD/.build/debug/gyrogate" || exit 1
 # The hci:N path on the kernel's own Bluetooth stack: a VM booting Debian's kernel (TCG unless
 # KVM can run it), the emulated controller on its serial line through hci_uart (btattach), the
 # gateway inside over hci:0. Quick form: 2 boards for 20 s, then btattach killed for 10 s and

@@ -1,4 +1,5 @@
 import Capture
+import Export
 import FoundationEssentials
 import GatewayConfig
 import GyroStore
@@ -59,6 +60,12 @@ public struct AdminAPI: Sendable {
             case .invalidHazard: return .error(400, "bad_request", error.description)
             case .unreadableDocument: return .error(500, "store_error", error.description)
             }
+        } catch let error as ExportError {
+            switch error {
+            case .unknownSession: return .error(404, "not_found", error.description)
+            case .badFormat, .badStream, .needsDirectory, .noSessions: return .error(400, "bad_request", error.description)
+            case .output, .store: return .error(500, "store_error", error.description)
+            }
         } catch let error as StoreError {
             return .error(500, "store_error", "\(error)")
         } catch {
@@ -83,6 +90,7 @@ public struct AdminAPI: Sendable {
             return .json(200, sensor)
         }
         if method == "GET", match("v1", "sessions") != nil { return .json(200, try await sessions(request.query)) }
+        if method == "GET", let id = match("v1", "sessions", "*", "export")?[0] { return try await export(sessionId: id, request.query) }
         if method == "GET", let id = match("v1", "sessions", "*")?[0] {
             guard let session = try await session(id) else { throw AdminError.notFound("there is no session \"\(id)\"") }
             return .json(200, AdminJSON.session(session))

@@ -124,13 +124,18 @@ final class AdminHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     private func write(_ context: ChannelHandlerContext, _ response: AdminResponse, method: String, path: String) {
         var headers = HTTPHeaders()
         headers.add(name: "content-type", value: response.contentType)
-        headers.add(name: "content-length", value: String(response.body.count))
+        if response.stream == nil { headers.add(name: "content-length", value: String(response.body.count)) }
         headers.add(name: "connection", value: "close")
+        for (name, value) in response.headers.sorted(by: { $0.key < $1.key }) { headers.add(name: name, value: value) }
         let responseHead = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: response.status), headers: headers)
-        context.write(wrapOutboundOut(.head(responseHead)), promise: nil)
-        context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: response.body)))), promise: nil)
-        let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+        if let stream = response.stream {
+            stream.send(head: responseHead, on: context.channel, logger: logger)
+        } else {
+            context.write(wrapOutboundOut(.head(responseHead)), promise: nil)
+            context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: response.body)))), promise: nil)
+            let channel = context.channel
+            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+        }
         let elapsed = Double((NIODeadline.now() - started).nanoseconds) / 1e6
         logger.info("admin request", metadata: [
             "subsystem": "admin", "method": "\(method)", "path": "\(path.prefix(200))", "status": "\(response.status)",

@@ -38,11 +38,16 @@ public struct AdminRequest: Sendable {
     public var isMutating: Bool { method != "GET" && method != "HEAD" }
 }
 
-/// One response: a status, a content type and the bytes of the body.
+/// One response: a status, a content type and the bytes of the body, or, for a body too large
+/// to hold (an export), the stream that writes it.
 public struct AdminResponse: Sendable, Equatable {
     public var status: Int
     public var contentType: String
     public var body: [UInt8]
+    /// Headers beside the content type and length (`content-disposition` of a download).
+    public var headers: [String: String] = [:]
+    /// Writes the body in parts, sent as they come (chunked), in place of `body`.
+    public var stream: AdminBodyStream?
 
     public init(status: Int, contentType: String = "application/json", body: [UInt8]) {
         self.status = status

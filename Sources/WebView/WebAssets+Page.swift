@@ -45,6 +45,8 @@ canvas.bars { width:100%; height:120px; display:block; }
 .badge.earned { background:#fff3bf; color:#5c3c00; border-color:#f08c00; }
 .badge.earned::before { content:"\2605 "; color:#f08c00; }
 .empty { color:var(--muted); }
+#exports div { display:flex; gap:10px; align-items:baseline; padding:2px 0; font-size:13px; }
+#exports code { flex:1; overflow:hidden; text-overflow:ellipsis; }
 @media (max-width:480px) { main { padding:8px; } .grid { grid-template-columns:1fr; } header h1 { font-size:15px; } }
 </style>
 </head>
@@ -66,6 +68,8 @@ canvas.bars { width:100%; height:120px; display:block; }
   <div class="card chart" data-range="week"><div class="head"><b>This week</b><span class="total"></span></div><canvas class="bars"></canvas></div>
   <div class="card chart" data-range="month"><div class="head"><b>This month</b><span class="total"></span></div><canvas class="bars"></canvas></div>
 </section>
+<h2>Exports</h2>
+<section class="card" id="exports"><p class="empty">No sessions this month.</p></section>
 <h2>Medals and trophies</h2>
 <section class="card" id="medals"><p class="empty">No users yet.</p></section>
 </main>

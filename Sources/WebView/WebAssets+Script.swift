@@ -183,6 +183,22 @@ function dayList(range, report) {
   return days;
 }
 
+// A download link per session of the month, newest first: the admin API's export, streamed.
+function showExports(sessions) {
+  if (!sessions.length) return;
+  const rows = sessions.slice().reverse().slice(0, 50).map((s) => {
+    const row = el("div"); row.dataset.session = s.id;
+    row.append(el("code", null, s.id), el("span", null, s.device + " · " + s.samples + " samples"));
+    for (const [format, label] of [["csv", "CSV"], ["influx", "line protocol"]]) {
+      const a = el("a", "export " + format, label);
+      a.href = withToken("api/export?session=" + encodeURIComponent(s.id) + "&format=" + format);
+      a.setAttribute("download", ""); row.append(a);
+    }
+    return row;
+  });
+  document.getElementById("exports").replaceChildren(...rows);
+}
+
 async function refreshSessions() {
   for (const chart of document.querySelectorAll(".chart")) {
     const range = chart.dataset.range;
@@ -191,6 +207,7 @@ async function refreshSessions() {
       chart.dataset.count = String(report.count); chart.dataset.duration = String(report.durationSeconds);
       chart.querySelector(".total").textContent = report.count + (report.count === 1 ? " session · " : " sessions · ") + minutes(report.durationSeconds);
       drawBars(chart.querySelector("canvas"), dayList(range, report));
+      if (range === "month") showExports(report.sessions);
     } catch (e) { chart.querySelector(".total").textContent = "unavailable"; }
   }
   const box = document.getElementById("medals");

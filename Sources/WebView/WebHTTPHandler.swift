@@ -93,6 +93,15 @@ final class WebHTTPHandler: ChannelInboundHandler {
             var forwarded = AdminRequest(method: "GET", target: "/v1/medals")
             forwarded.query = ["user": request.query["user"] ?? ""]
             forward(channelContext, forwarded, head: isHead)
+        case "/api/export":
+            // One session's export, as the admin socket streams it: the page's download links.
+            guard let id = request.query["session"], !id.isEmpty, id.utf8.count <= 256 else {
+                return send(channelContext, .error(400, "bad_request", "?session=ID is required"), head: isHead)
+            }
+            var forwarded = AdminRequest(method: "GET", target: "/v1/sessions/\(PercentEncoding.encode(id, allowing: PercentEncoding.queryAllowed))/export")
+            forwarded.query = ["format": request.query["format"] ?? "csv"]
+            if let stream = request.query["stream"] { forwarded.query["stream"] = stream }
+            forward(channelContext, forwarded, head: isHead)
         case "/api/sensors":
             let promise = channelContext.eventLoop.makePromise(of: AdminResponse.self)
             let web = self.context
@@ -163,13 +172,17 @@ final class WebHTTPHandler: ChannelInboundHandler {
     private func send(_ channelContext: ChannelHandlerContext, _ response: AdminResponse, head: Bool, extra: [(String, String)] = []) {
         var headers = HTTPHeaders()
         headers.add(name: "content-type", value: response.contentType)
-        headers.add(name: "content-length", value: String(response.body.count))
+        if response.stream == nil || head { headers.add(name: "content-length", value: String(response.body.count)) }
         headers.add(name: "cache-control", value: "no-store")
         headers.add(name: "x-content-type-options", value: "nosniff")
         headers.add(name: "content-security-policy", value: "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:")
         headers.add(name: "connection", value: "close")
         for (name, value) in extra { headers.add(name: name, value: value) }
+        for (name, value) in response.headers.sorted(by: { $0.key < $1.key }) { headers.add(name: name, value: value) }
         let responseHead = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: response.status), headers: headers)
+        if let stream = response.stream, !head {
+            return stream.send(head: responseHead, on: channelContext.channel, logger: logger)
+        }
         channelContext.write(wrapOutboundOut(.head(responseHead)), promise: nil)
         if !head && !response.body.isEmpty {
             channelContext.write(wrapOutboundOut(.body(.byteBuffer(channelContext.channel.allocator.buffer(bytes: response.body)))), promise: nil)

@@ -10,7 +10,8 @@ a sensor taken out of range (the peer drops its link with reason 0x08, connectio
 keeps it away) shows as not streaming, its trace stopped, within its watchdog time; the session
 and medal figures equal what the admin API returns; the event stream refuses a viewer beyond
 `web.maxViewers` and a request without the token; a reconnecting viewer (Last-Event-ID) gets only
-what it missed. Screenshots at desktop and phone widths go to --screenshots. Without chromium or
+what it missed; the Exports card's CSV link of a closed session, clicked, downloads the bytes
+`gyrogate export` writes for it. Screenshots at desktop and phone widths go to --screenshots. Without chromium or
 Selenium it says so and exits 0 (exit 77 under --require-browser). The last line is
 `N passed, N failed`.
 """
@@ -21,6 +22,7 @@ import argparse
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -215,6 +217,25 @@ def run(args) -> None:
             api = rel.admin_get(gateway.socket_path, f"/v1/medals?user={user}")["medals"]
             check(page_medals.get(user) == api, f"medals of {user} on the page equal the admin API's ({sum(api.values())} earned)")
         check(page_medals.get("viewer-1", {}).get("firstSession") is True, "the user whose session closed has its first-session medal")
+
+        # The closed session's CSV link: clicked, the browser downloads what `gyrogate export` writes.
+        downloads = os.path.join(tmp, "downloads")
+        os.makedirs(downloads)
+        driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": downloads})
+        link = wait_for(lambda: driver.find_elements("css selector", f'#exports div[data-session="{stopped}"] a.export.csv'), 10)
+        check(bool(link), f"the Exports card has a CSV link for the closed session {stopped}")
+        if link:
+            link[0].click()
+            done = wait_for(lambda: [f for f in os.listdir(downloads) if f.endswith(".csv")], 20)
+            expected = subprocess.run([args.gateway, "export", "--config", config, "--session", stopped],
+                                      capture_output=True, timeout=60).stdout
+            got = open(os.path.join(downloads, done[0]), "rb").read() if done else b""
+            samples = rel.admin_get(gateway.socket_path, f"/v1/sessions/{stopped}")["samples"]
+            lines = got.decode().splitlines()
+            check(bool(done) and got == expected and len(lines) == samples + 1
+                  and lines[0].startswith("epoch (ms),time (+00:00),elapsed (s),x-axis (deg/s)"),
+                  f"clicking it downloads {done[0] if done else 'nothing'}: {len(lines) - 1} rows for {samples} samples, "
+                  f"the bytes of `gyrogate export` ({len(got)} of {len(expected)})")
 
         errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
         check(not errors, f"no console errors ({errors[:3]})")
