@@ -8,17 +8,20 @@ import GyroStore
 /// shifted by the board's phase (where its samples fall between two rows, followed as it
 /// drifts), and go to the row nearest them on that line: so the jitter of a board's stamps (a
 /// backfilled sample is placed to its log tick, 1.46 ms) does not move a sample to a
-/// neighbour's row, and the phase is kept within half a period of the grid. A board with no
+/// neighbour's row. The first board's phase is kept within half a period of the grid and every
+/// other board's within half a period of the first board's, so that two boards' samples in a
+/// row are the closest pair (within half a period, plus their stamps' jitter). A board with no
 /// sample in a row (a gap, not started yet, ended) has empty cells; rows where no board has one
 /// are left out. A board whose phase wraps past half a period (a rate off the nominal one, or
 /// a new stream after a reconnect) skips a row there, or, when two of its samples would share
 /// one, puts the later in the next row if it is within a period of it, else leaves it out
-/// (counted in the debug log). So each sample is within a period of its row's time, and, in
-/// practice, two boards' samples in a row within one period of each other.
+/// (counted in the debug log). So each sample is within a period of its row's time, and two
+/// boards' samples in a row within one period of each other.
 struct MergedTable {
     /// One board's place on the grid.
     struct Line {
-        /// Where its samples fall from the rows' times, in microseconds, within half a period.
+        /// Where its samples fall from the rows' times, in microseconds, within half a period of
+        /// the line's centre (0 for the first board, the first board's phase for the others).
         var phase: Double?
         var lastRow = Int64.min
 
@@ -27,17 +30,18 @@ struct MergedTable {
         /// previous sample and this one is within a period of it (the phase jumped: a new
         /// stream after a reconnect, a backfill's first sample); `nil` for a sample further
         /// back, which is left out.
-        func row(_ time: Double, period: Double) -> Int64? {
-            let nearest = Int64(((time - (phase ?? 0)) / period).rounded())
+        func row(_ time: Double, period: Double, centre: Double) -> Int64? {
+            let nearest = Int64(((time - (phase ?? centre)) / period).rounded())
             if nearest > lastRow { return nearest }
             return time - Double(lastRow + 1) * period > -period ? lastRow + 1 : nil
         }
 
-        /// Follows the phase with the sample just placed in `row`; wraps it into half a period.
-        mutating func follow(_ time: Double, row: Int64, period: Double) {
+        /// Follows the phase with the sample just placed in `row`; wraps it into half a period
+        /// around `centre`.
+        mutating func follow(_ time: Double, row: Int64, period: Double, centre: Double) {
             let offset = time - Double(row) * period
             var phase = self.phase.map { $0 + (offset - $0) / 8 } ?? offset
-            if phase > period / 2 { phase -= period } else if phase <= -period / 2 { phase += period }
+            if phase > centre + period / 2 { phase -= period } else if phase <= centre - period / 2 { phase += period }
             self.phase = phase
             lastRow = row
         }
@@ -82,12 +86,14 @@ struct MergedTable {
         var lines = [Line](repeating: Line(), count: cursors.count)
         var cells = [ChunkBody.Point?](repeating: nil, count: cursors.count)
         var dropped = 0
+        // Each board's line is centred on the first board's phase (the first's on the grid).
+        func centre(_ index: Int) -> Double { index == 0 ? 0 : lines[0].phase ?? 0 }
         while true {
             // The next row: the earliest any board's next sample goes to.
             var next: Int64?
             for index in cursors.indices {
                 while let t = try await cursors[index].peekTime() {
-                    if let row = lines[index].row(Double(t - t0), period: period) { next = min(next ?? row, row); break }
+                    if let row = lines[index].row(Double(t - t0), period: period, centre: centre(index)) { next = min(next ?? row, row); break }
                     _ = try await cursors[index].next()
                     dropped += 1
                 }
@@ -95,9 +101,10 @@ struct MergedTable {
             guard let row = next else { break }
             for index in cursors.indices {
                 cells[index] = nil
-                guard let t = try await cursors[index].peekTime(), lines[index].row(Double(t - t0), period: period) == row else { continue }
+                guard let t = try await cursors[index].peekTime(),
+                      lines[index].row(Double(t - t0), period: period, centre: centre(index)) == row else { continue }
                 cells[index] = try await cursors[index].next()?.point
-                lines[index].follow(Double(t - t0), row: row, period: period)
+                lines[index].follow(Double(t - t0), row: row, period: period, centre: centre(index))
             }
             let at = t0 + Int64((Double(row) * period).rounded())
             buffer.append(fixed: at, scale: 3, places: 3)
