@@ -38,6 +38,15 @@ fi
 # The peer tests take their python from here; under CI=true a missing peer fails them.
 export GYROGATE_PEER_PYTHON="$PWD/.venv/bin/python"
 
+# The emulated MetaWear itself, against bumble as the host: each behaviour modelled on real boards
+# (streams up to 3200 Hz, processors, the log and its page buffer, resets, crystal drift) checked
+# before any test relies on it. Run first, on a quiet machine: one check measures its 3200 Hz rate.
+echo "== the emulated MetaWear's self-test (Tests/Peers/selftest_peer.py)"
+selftest_log=$(mktemp)
+timeout 300 .venv/bin/python Tests/Peers/selftest_peer.py >"$selftest_log" 2>&1 \
+    || { grep -vE '^PASS' "$selftest_log"; echo "the peer's self-test failed (above)"; exit 1; }
+tail -1 "$selftest_log"; rm -f "$selftest_log"
+
 echo "== building (debug, with tests)"
 set +e
 swift build --build-tests 2>&1 | grep -vE '^\[[0-9]+/[0-9]+\]'
