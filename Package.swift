@@ -60,12 +60,14 @@ let package = Package(
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: dataPlane
         ),
+        // Values the layers from the boards to the store share: why samples are missing.
+        .target(name: "CaptureValues", swiftSettings: strict),
         // MetaWear protocol as values: commands, packets, module discovery, sample clock.
-        .target(name: "MetaWear", swiftSettings: strict),
+        .target(name: "MetaWear", dependencies: ["CaptureValues"], swiftSettings: strict),
         // MetaWear boards over a GATT link, and their supervision: initialisation, streaming, gaps.
         .target(
             name: "Sensors",
-            dependencies: ["MetaWear", "Capture", "GyroStore", "HostTime", "BLEHost", "BluetoothWire", "PosixThreads",
+            dependencies: ["MetaWear", "CaptureValues", "Capture", "GyroStore", "HostTime", "BLEHost", "BluetoothWire", "PosixThreads",
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: dataPlane
         ),
@@ -75,19 +77,20 @@ let package = Package(
         .systemLibrary(name: "CIOPriority"),
         .target(
             name: "GyroStore",
-            dependencies: ["CSQLite", "CIOPriority", "HostTime", "JSON", "MetaWear", "PosixThreads", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CSQLite", "CIOPriority", "CaptureValues", "HostTime", "JSON", "PosixThreads", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .target(
             name: "Capture",
-            dependencies: ["GyroStore", "HostTime", "JSON", "MetaWear", "PosixThreads", "ZoneInfo", .product(name: "Logging", package: "swift-log")],
+            // MetaWear for the registers' scaling (SensorStream): counts to °/s and g.
+            dependencies: ["CaptureValues", "GyroStore", "HostTime", "JSON", "MetaWear", "PosixThreads", "ZoneInfo", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         // Sessions out of the store for analysis: MetaBase's CSV, InfluxDB line protocol, JSON
         // Lines, streamed a chunk at a time (docs/export.md).
         .target(
             name: "Export",
-            dependencies: ["GyroStore", "ZoneInfo", "MetaWear", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["GyroStore", "ZoneInfo", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         // The admin API: HTTP/1.1 + JSON on a unix socket, Prometheus metrics, systemd notify.
@@ -195,9 +198,10 @@ let package = Package(
         .testTarget(name: "ATTTests", dependencies: ["ATT", "BluetoothWire", "WireTestSupport"]),
         .testTarget(name: "BLEFuzzTests", dependencies: ["BluetoothWire", "HCI", "GAP", "L2CAP", "ATT"]),
         .testTarget(name: "MetaWearTests", dependencies: ["MetaWear"]),
+        .testTarget(name: "CaptureValuesTests", dependencies: ["CaptureValues"]),
         // The emulated MetaWear (Tests/Peers) as a child process, for the tests that drive it.
         .target(name: "PeerSupport", path: "Tests/PeerSupport"),
-        .testTarget(name: "SensorsTests", dependencies: ["Sensors", "PosixThreads", "MetaWear", "Capture", "GyroStore", "BLEHost", "TestSupport", "PeerSupport"]),
+        .testTarget(name: "SensorsTests", dependencies: ["CaptureValues", "Sensors", "PosixThreads", "MetaWear", "Capture", "GyroStore", "BLEHost", "TestSupport", "PeerSupport"]),
         .testTarget(name: "BLEHostTests", dependencies: ["BLEHost", "PosixThreads", "BluetoothWire", "CHCISocket", "HCI", "GAP", "L2CAP", "ATT", "MetaWear", "PeerSupport",
                                                          .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "GatewayConfigTests", dependencies: ["GatewayConfig", "ZoneInfo"]),
@@ -225,7 +229,7 @@ let package = Package(
         .testTarget(name: "WebViewTests", dependencies: ["WebView", "Admin", "Capture", "GyroStore", "GatewayConfig", "TestSupport",
                                                        .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")]),
         .testTarget(name: "DoctorTests", dependencies: ["Doctor", "GatewayConfig", "TestSupport", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "CaptureTests", dependencies: ["Capture", "GyroStore", "HostTime", "MetaWear", "ZoneInfo", "TestSupport"]),
+        .testTarget(name: "CaptureTests", dependencies: ["CaptureValues", "Capture", "GyroStore", "HostTime", "MetaWear", "ZoneInfo", "TestSupport"]),
         // Home Assistant MQTT discovery against a real mosquitto.
         .testTarget(
             name: "HomeAssistantTests",

@@ -1,3 +1,4 @@
+import CaptureValues
 import FoundationEssentials
 import GyroStore
 import HostTime

@@ -1,3 +1,4 @@
+import CaptureValues
 import GyroStore
 import MetaWear
 import Synchronization

@@ -1,5 +1,4 @@
 import GyroStore
-import MetaWear
 
 /// One stored sample on its way out: its point (time in epoch microseconds, axes in 1e-5 of
 /// the stream's unit), and the gaps the record places just before it.

@@ -1,4 +1,4 @@
-import MetaWear
+import CaptureValues
 
 /// Samples that were expected and never stored: sample indices `fromIndex...toIndex` of one
 /// stream (inclusive), the times they were due, how many, and why.

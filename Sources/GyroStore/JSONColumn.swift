@@ -1,5 +1,5 @@
 import JSON
-import MetaWear
+import CaptureValues
 
 /// The small JSON columns of sessions and chunks: hazard counts and gap ranges.
 ///

@@ -42,6 +42,8 @@
 //
 // Indices are Int64 stream indices as the capture engine wants them; stamps are host seconds.
 
+import CaptureValues
+
 public struct StreamTracker: Sendable {
     /// Samples ready for the capture engine: consecutive indices from `firstIndex`.
     public struct Batch: Sendable, Equatable {

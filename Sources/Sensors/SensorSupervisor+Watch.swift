@@ -1,3 +1,4 @@
+import CaptureValues
 import BLEHost
 import Logging
 import MetaWear

@@ -1,3 +1,4 @@
+import CaptureValues
 import Capture
 import GyroStore
 import MetaWear

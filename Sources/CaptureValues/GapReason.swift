@@ -1,8 +1,10 @@
 /// Why samples of a stream are missing: what a stream tracker, a sensor supervisor, the capture
 /// engine and the store record with a gap, and what the admin API and the session documents show.
 ///
-/// The gap's origin is in this module (the ``StreamTracker`` finds it), so the type lives here and
-/// the layers above share it. Its ``rawValue`` is the stored and published form: the `gaps` of
+/// The MetaWear layer finds most gaps (its `StreamTracker`), the sensors' supervisor, the capture
+/// engine and the store the others, so the type lives in this module below all of them rather
+/// than in any one: the store and the capture engine need nothing of the MetaWear protocol for
+/// it. Its ``rawValue`` is the stored and published form: the `gaps` of
 /// session rows in SQLite, the `records` documents on MQTT, and the reliability suite's checks all
 /// read these words, so they stay as they are. Text read back that names no known reason (a row
 /// written by another version) becomes ``other(_:)`` and is written back unchanged.

@@ -1,4 +1,4 @@
-import MetaWear
+import CaptureValues
 import XCTest
 
 final class GapReasonTests: XCTestCase {
