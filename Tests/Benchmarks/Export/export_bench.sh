@@ -8,8 +8,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 minutes=("$@"); [ $# -gt 0 ] || minutes=(1 120 240)
-swift build -c release --product gyrogate 2>&1 | grep -E "error|Compiling gyrogate|Build complete" || true
-swift build --product store-filler 2>&1 | grep -E "error|Build complete" || true
+for build in "-c release --product gyrogate" "--product store-filler"; do
+    # shellcheck disable=SC2086
+    swift build $build 2>&1 | { grep -E "error|Build complete" || true; }
+    [ "${PIPESTATUS[0]}" = 0 ] || { echo "swift build $build failed" >&2; exit 1; }
+done
 work=$(mktemp -d "${TMPDIR:-/tmp}/gyrogate-export-bench-XXXXXX")
 trap 'rm -rf "$work"' EXIT
 printf '| session at 400 Hz | samples | store (MB) | format | output (MB) | wall (s) | CPU user+sys (s) | max RSS (MB) |\n|---|---|---|---|---|---|---|---|\n'
