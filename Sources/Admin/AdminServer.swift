@@ -66,13 +66,8 @@ public struct AdminServer: Service {
                     }
                 }
                 channel.closeFuture.whenComplete { _ in connections.withLockedValue { $0 -= 1 } }
-                return channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandlers([
-                        HeadLimitHandler(maxRequestLine: limits.maxRequestLine, maxHead: limits.maxHead),
-                        ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)),
-                        HTTPResponseEncoder(),
-                        AdminHTTPHandler(api: api, limits: limits, logger: logger),
-                    ])
+                return HTTPListener.configure(channel, maxRequestLine: limits.maxRequestLine, maxHead: limits.maxHead) {
+                    AdminHTTPHandler(api: api, limits: limits, logger: logger)
                 }
             }
         let previous = umask(0o077)
@@ -115,15 +110,7 @@ public struct AdminServer: Service {
         logger.info("admin socket listening", metadata: ["subsystem": "admin", "socket": "\(settings.socketPath)",
                                                           "mode": "\(String(settings.mode, radix: 8))", "group": "\(settings.group ?? "-")"])
         onReady()
-        await withTaskCancellationHandler {
-            await withGracefulShutdownHandler {
-                try? await channel.closeFuture.get()
-            } onGracefulShutdown: {
-                channel.close(promise: nil)
-            }
-        } onCancel: {
-            channel.close(promise: nil)
-        }
+        await HTTPListener.serve(channel)
         unlink(settings.socketPath)
     }
 }

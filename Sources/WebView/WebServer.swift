@@ -38,13 +38,8 @@ public struct WebServer: Service {
             .serverChannelOption(ChannelOptions.backlog, value: 64)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandlers([
-                        HeadLimitHandler(maxRequestLine: 4096, maxHead: 16 * 1024),
-                        ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)),
-                        HTTPResponseEncoder(),
-                        WebHTTPHandler(context: context, logger: logger),
-                    ])
+                HTTPListener.configure(channel, maxRequestLine: 4096, maxHead: 16 * 1024) {
+                    WebHTTPHandler(context: context, logger: logger)
                 }
             }
         do {
@@ -60,15 +55,7 @@ public struct WebServer: Service {
         logger.info("live view listening", metadata: ["subsystem": "web", "address": "http://\(settings.host):\(port)/",
                                                       "token": "\(settings.token == nil ? "none" : "required")"])
         onListening(port)
-        await withTaskCancellationHandler {
-            await withGracefulShutdownHandler {
-                try? await channel.closeFuture.get()
-            } onGracefulShutdown: {
-                channel.close(promise: nil)
-            }
-        } onCancel: {
-            channel.close(promise: nil)
-        }
+        await HTTPListener.serve(channel)
         context.viewers.closeAll()
     }
 }
