@@ -18,9 +18,25 @@ extension AdminAPI {
         let name = format == .csv ? files.first?.name ?? "\(sessionId).csv" : "\(sessionId).\(format == .influx ? "lp" : "jsonl")"
         var response = AdminResponse(status: 200, contentType: format.contentType, body: [])
         response.headers["content-disposition"] = "attachment; filename=\"\(name.filter { $0 != "\"" && $0 != "\\" })\""
-        response.stream = AdminBodyStream(label: "export \(sessionId) \(format.rawValue)") { output in
+        response.stream = AdminBodyStream(label: "export \(sessionId) \(format.rawValue)") { body in
+            let output = ResponseExportOutput(body: body)
             for file in files { try await exporter.write(file, format: format, to: output) }
         }
         return response
     }
+}
+
+/// An export written into a streamed response: one body, whatever the files.
+private struct ResponseExportOutput: ExportOutput {
+    let body: any AdminBodyOutput
+
+    func begin(file name: String) async throws(ExportError) {}
+
+    func write(_ bytes: [UInt8]) async throws(ExportError) {
+        do { try await body.write(bytes) } catch let error as ExportError { throw error } catch {
+            throw .output(path: "the HTTP response", reason: "\(error)")
+        }
+    }
+
+    func end() async throws(ExportError) {}
 }

@@ -3,28 +3,9 @@ import Logging
 import NIOCore
 import NIOHTTP1
 
-/// A response body written in parts as it is made: an export of a 4-hour session is hundreds of
-/// megabytes, which the response must not hold. `produce` writes to the output it is given;
-/// each part is sent (and flushed) before the next is made, so a slow client slows the export
-/// instead of filling memory.
-public struct AdminBodyStream: Sendable, Equatable {
-    /// Names the stream in logs and comparisons (`export demo-user___1718625600 csv`).
-    public let label: String
-    public let produce: @Sendable (any ExportOutput) async throws -> Void
-
-    public init(label: String, produce: @escaping @Sendable (any ExportOutput) async throws -> Void) {
-        self.label = label
-        self.produce = produce
-    }
-
-    public static func == (lhs: AdminBodyStream, rhs: AdminBodyStream) -> Bool { lhs.label == rhs.label }
-}
-
 /// An HTTP response's body as an export's output, on the channel: each write is one chunk.
-struct ChannelOutput: ExportOutput {
+struct ChannelOutput: AdminBodyOutput {
     let channel: any Channel
-
-    func begin(file name: String) async throws(ExportError) {}
 
     func write(_ bytes: [UInt8]) async throws(ExportError) {
         let part = HTTPServerResponsePart.body(.byteBuffer(channel.allocator.buffer(bytes: bytes)))
@@ -33,7 +14,6 @@ struct ChannelOutput: ExportOutput {
         }
     }
 
-    func end() async throws(ExportError) {}
 }
 
 extension AdminBodyStream {

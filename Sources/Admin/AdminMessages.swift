@@ -81,3 +81,27 @@ struct AdminError: Error {
     static func badRequest(_ message: String) -> AdminError { AdminError(400, "bad_request", message) }
     static func notFound(_ message: String) -> AdminError { AdminError(404, "not_found", message) }
 }
+
+/// Where a streamed body's parts go: the HTTP response, a part per write. Errors are the
+/// export's own, which name what went wrong (`ExportError`); kept as `any Error` here so that
+/// these messages need nothing of the Export module.
+public protocol AdminBodyOutput: Sendable {
+    func write(_ bytes: [UInt8]) async throws
+}
+
+/// A response body written in parts as it is made: an export of a 4-hour session is hundreds of
+/// megabytes, which the response must not hold. `produce` writes to the output it is given;
+/// each part is sent (and flushed) before the next is made, so a slow client slows the export
+/// instead of filling memory.
+public struct AdminBodyStream: Sendable, Equatable {
+    /// Names the stream in logs and comparisons (`export demo-user___1718625600 csv`).
+    public let label: String
+    public let produce: @Sendable (any AdminBodyOutput) async throws -> Void
+
+    public init(label: String, produce: @escaping @Sendable (any AdminBodyOutput) async throws -> Void) {
+        self.label = label
+        self.produce = produce
+    }
+
+    public static func == (lhs: AdminBodyStream, rhs: AdminBodyStream) -> Bool { lhs.label == rhs.label }
+}

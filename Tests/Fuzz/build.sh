@@ -33,7 +33,8 @@ FLAGS=(-O -gline-tables-only -sanitize=fuzzer,address -swift-version 6 -enable-u
 # Module dependencies, as in the root Package.swift.
 deps() {
     case "$1" in
-        BluetoothWire|MetaWear|JSON|TextTools|ZoneInfo) echo "" ;;
+        BluetoothWire|CaptureValues|JSON|TextTools|ZoneInfo) echo "" ;;
+        MetaWear) echo "CaptureValues" ;;
         GatewayConfig) echo "JSON TextTools ZoneInfo" ;;
         HCI|L2CAP|ATT) echo "BluetoothWire" ;;
     esac
