@@ -9,7 +9,7 @@ public enum AdminJSON {
             "date": .string(session.localDate), "startMs": session.startMs.jsonValue, "endMs": session.endMs.jsonValue,
             "durationSeconds": (session.durationMs / 1000).jsonValue, "samples": session.samples.jsonValue,
             "expected": session.expected.jsonValue, "missing": (session.expected - session.samples).jsonValue, "open": .bool(session.isOpen),
-            "chunks": (session.chunkIds.count + session.accelChunkIds.count).jsonValue, "gaps": session.gaps.count.jsonValue,
+            "chunks": session.chunkCount.jsonValue, "gaps": session.gaps.count.jsonValue,
             "missingByReason": missingByReason(session.gaps).jsonValue, "hazards": session.hazards.jsonValue,
         ]
     }

@@ -96,7 +96,7 @@ extension CaptureEngine {
                 state.queued = state.samples.count
                 session.streams[stream] = state
             }
-            if session.documentsDirty {
+            if session.documentsDirty || documentsDue(session) {
                 enqueue(&session)
             } else if session.rowDirty {
                 pending.sessions.append(session.record)
@@ -187,6 +187,7 @@ extension CaptureEngine {
         var deadlines: [ContinuousClock.Instant] = []
         if let since = [pendingSince, feed.oldest].compactMap({ $0 }).min() { deadlines.append(since + rules.commitInterval) }
         if let failedAt { deadlines.append(failedAt + rules.commitInterval) }
+        deadlines += open.values.compactMap(documentsDeadline)
         return deadlines.min()
     }
 
@@ -207,7 +208,8 @@ extension CaptureEngine {
         await ingestFeedUncancelled()
         let due = pendingSince.map { ContinuousClock.now - $0 >= rules.commitInterval - early } ?? false
         let retry = failedAt.map { ContinuousClock.now - $0 >= rules.commitInterval } ?? false
-        if closedChunksPending > 0 || due || retry { try? await commit() }
+        let documents = open.values.contains(where: documentsDue)
+        if closedChunksPending > 0 || due || retry || documents { try? await commit() }
         try? await closeIdleSessions()
     }
 

@@ -203,7 +203,7 @@ extension CaptureEngine {
     /// sessions earn on their true days (what this run earned on wrong days is withdrawn).
     func reevaluateMedals(userId: String) async throws {
         let before = try await medalsBeforeRun(userId: userId)
-        let sessions = try await store.sessions(userId: userId).filter { !$0.isOpen }
+        let sessions = try await store.sessions(userId: userId, chunkLists: false).filter { !$0.isOpen }
         let evaluated = Medals.evaluate(sessions.map { ($0.localDate, calendar.weekKey(epochMs: $0.startMs), $0.durationMs) }, calendar: calendar)
         let medals = before.union(evaluated)
         guard medals != (try await storedMedals(userId: userId)) else { return }

@@ -186,14 +186,30 @@ extension CaptureEngine {
     /// Queues the session row and its documents for the next commit.
     func enqueue(_ session: inout OpenSession) {
         pending.sessions.append(session.record)
-        pending.documents += renderer.sessionDocuments(session.record)
+        let documents = renderer.sessionDocuments(session.record)
+        pending.documents += documents
         session.documentsDirty = false
+        session.documentsStale = false
+        session.documentsWrittenAt = .now
+        session.documentsBytes = documents.first?.body.count ?? 0
         session.rowDirty = false
+    }
+
+    /// Whether an open session's lagging documents may be rewritten now (``CaptureRules/documentPace(bytes:)``).
+    func documentsDue(_ session: OpenSession) -> Bool {
+        guard session.documentsStale else { return false }
+        return (documentsDeadline(session) ?? .now) <= .now
+    }
+
+    /// When a session's lagging documents become due, if they lag.
+    func documentsDeadline(_ session: OpenSession) -> ContinuousClock.Instant? {
+        guard session.documentsStale else { return nil }
+        return session.documentsWrittenAt.map { $0 + rules.documentPace(bytes: session.documentsBytes) } ?? .now
     }
 
     func updateMedals(userId: String) async throws {
         _ = try await medalsBeforeRun(userId: userId)
-        let sessions = try await store.sessions(userId: userId).filter { !$0.isOpen }
+        let sessions = try await store.sessions(userId: userId, chunkLists: false).filter { !$0.isOpen }
         let evaluated = Medals.evaluate(sessions.map { ($0.localDate, calendar.weekKey(epochMs: $0.startMs), $0.durationMs) }, calendar: calendar)
         let previous = try await storedMedals(userId: userId)
         let merged = previous.union(evaluated)

@@ -284,7 +284,7 @@ public actor CaptureEngine {
             pending.documents.append(DocumentWrite(path: path, body: body, retain: rules.retainChunks, device: session.record.device))
         }
         if state.chunk.stream == SensorStream.gyro.rawValue { session.record.chunkIds.append(id) } else { session.record.accelChunkIds.append(id) }
-        session.documentsDirty = true
+        session.documentsStale = true
         session.rowDirty = true
         counters.chunksClosed += 1
     }

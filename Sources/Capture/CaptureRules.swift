@@ -18,6 +18,12 @@ public struct CaptureRules: Sendable {
     /// chunks of its own, before that chunk's samples and after the previous chunk's, when the
     /// gap's chunk has no room (`GyroStore.backfill(device:stream:samples:chunkSize:sessionDocuments:chunkDocument:newChunk:newChunkDocument:)`).
     public var newChunkAtGap: Set<String> = []
+    /// An open session's records and DailySessions documents are rewritten for closed chunks at
+    /// most this often, and less often as the record grows (``documentPace(bytes:)``); at once for
+    /// a start, an end, hazards, a re-dating. See docs/durability.md, "Session age".
+    public var documentInterval: Duration = .seconds(5)
+    /// The record bytes a second an open session's rewrites may cost at most.
+    public var documentBytesPerSecond = 2048
 
     public init(chunkSize: Int = 2000, commitInterval: Duration = .seconds(1), autoStart: Bool = true,
                 idleTimeoutMs: Double = 300_000, maxDurationMs: Double = 4 * 3_600_000, retainChunks: Bool = false) {
@@ -28,6 +34,20 @@ public struct CaptureRules: Sendable {
         self.idleTimeoutMs = idleTimeoutMs
         self.maxDurationMs = maxDurationMs
         self.retainChunks = retainChunks
+    }
+}
+
+extension CaptureRules {
+    /// How long after its last rewrite an open session's documents may be rewritten for the
+    /// chunks closed since, when the last record body was `bytes` long.
+    ///
+    /// Why it grows with the record: the record lists every chunk (about 39 bytes each), so
+    /// rewriting it at a fixed rate would cost each sample more the older its session is, on the
+    /// card and over MQTT; paced by its size, a session's record bytes a second stay bounded by
+    /// `documentBytesPerSecond` whatever its age.
+    public func documentPace(bytes: Int) -> Duration {
+        let sized = Duration.milliseconds(Int64(bytes) * 1000 / Int64(max(1, documentBytesPerSecond)))
+        return max(documentInterval, sized)
     }
 }
 

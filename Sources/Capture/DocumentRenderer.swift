@@ -60,7 +60,7 @@ public struct DocumentRenderer: Sendable {
         if let end = session.endMs { json.number(end, decimals: 3) } else { json.null() }
         json.key("duration"); json.number(session.durationMs / 1000, decimals: 3)
         json.key("samples"); json.integer(session.samples)
-        json.key("chunks"); json.integer(session.chunkIds.count + session.accelChunkIds.count)
+        json.key("chunks"); json.integer(session.chunkCount)
         json.key("gaps"); json.integer(session.gaps.count)
         json.key("missing"); json.integer(session.gaps.reduce(0) { $0 + $1.missing })
         json.key("hazards"); hazards(session.hazards, into: &json)

@@ -11,6 +11,13 @@ struct OpenSession {
     var streams: [SensorStream: StreamState] = [:]
     /// The record and DailySessions documents must be rewritten at the next commit.
     var documentsDirty = true
+    /// The documents lag behind the session (chunks closed since they were written): they are
+    /// rewritten when ``CaptureRules/documentPace(bytes:)`` allows, or at once with anything
+    /// that sets `documentsDirty`.
+    var documentsStale = false
+    /// When the documents were last queued, and the size of that record body.
+    var documentsWrittenAt: ContinuousClock.Instant?
+    var documentsBytes = 0
     /// The session row must be saved in full at the next commit.
     var rowDirty = true
     /// Host time (epoch ms) samples last arrived: idleness is measured on the host clock,

@@ -16,7 +16,7 @@ public struct SessionReport: Sendable {
     public static func load(from store: GyroStore, period: Period, userId: String? = nil, calendar: PeriodCalendar,
                             now: Date = Date()) async throws -> SessionReport {
         let (from, to) = calendar.interval(of: period, containing: now)
-        let sessions = try await store.sessions(startingFrom: from, before: to, userId: userId)
+        let sessions = try await store.sessions(startingFrom: from, before: to, userId: userId, chunkLists: false)
         return SessionReport(period: period, fromMs: from.isFinite ? from : nil, toMs: to.isFinite ? to : nil, sessions: sessions)
     }
 }

@@ -69,10 +69,9 @@ extension GyroStore {
         do {
             return try await write { db in
                 var report = BackfillReport()
-                let sessions = try db.all("""
-                    SELECT \(SessionRecord.columns) FROM session
-                    WHERE device = ? COLLATE NOCASE AND gaps != '[]' AND startMs <= ? ORDER BY startMs
-                    """, [device, lastMs + 60_000], SessionRecord.init(row:)).map { try $0.withOpenCounts(db) }
+                // Summaries: a session's lists are read only if a gap of it is filled.
+                let sessions = try SessionRecord.read(db, "WHERE device = ? COLLATE NOCASE AND gaps != '[]' AND startMs <= ? ORDER BY startMs",
+                                                      [device, lastMs + 60_000], lists: false)
                 let now = Date().timeIntervalSince1970
                 for var session in sessions {
                     var changed = false
@@ -148,6 +147,8 @@ extension GyroStore {
                         changed = true
                     }
                     guard changed else { continue }
+                    // Its lists as the chunk table now has them, the new chunks in place.
+                    try session.readChunkLists(db)
                     try session.upsert(db)
                     for document in sessionDocuments(session) { try Self.write(document, at: now, in: db) }
                     report.sessions.append(session)
@@ -190,10 +191,10 @@ extension GyroStore {
     /// sessions started since `sinceMs`: what a log download needs to keep.
     public func fillableGaps(device: String, stream: String, sinceMs: Double) async throws(StoreError) -> [GapRange] {
         try await read("reading the gaps to backfill") { db in
-            try db.all("""
-                SELECT \(SessionRecord.columns) FROM session WHERE device = ? COLLATE NOCASE AND gaps != '[]' AND startMs >= ?
-                """, [device, sinceMs], SessionRecord.init(row:))
-                .flatMap(\.gaps).filter { $0.stream == stream && $0.reason != .storeFull }
+            try db.all("SELECT gaps FROM session WHERE device = ? COLLATE NOCASE AND gaps != '[]' AND startMs >= ?", [device, sinceMs]) {
+                try JSONColumn.gaps(try $0.optionalText(0))
+            }
+                .flatMap { $0 }.filter { $0.stream == stream && $0.reason != .storeFull }
         }
     }
 }

@@ -61,14 +61,11 @@ extension GyroStore {
 /// holds one chunk's points (at most `capture.chunkSize`), never the session.
 extension ExportReader {
     /// The session and its chunk ids in order, read in one transaction: the closed chunks as
-    /// its record lists them (`gscope_data`, where a backfill's chunks sit in time order), then
+    /// its record lists them (`gscope_data`: in order of their first samples), then
     /// the open ones by position. `nil` when there is no such session.
     public func chunkOrder(sessionId: String) async throws(StoreError) -> SessionChunkOrder? {
         try await read("listing the chunks of \(sessionId)") { db in
-            guard let row = try db.first("SELECT \(SessionRecord.columns) FROM session WHERE id = ?", [sessionId], SessionRecord.init(row:)) else {
-                return nil
-            }
-            let session = try row.withOpenCounts(db)
+            guard let session = try SessionRecord.read(db, "WHERE id = ?", [sessionId], lists: true).first else { return nil }
             let open = try db.all("SELECT id, stream FROM chunk WHERE sessionId = ? AND isOpen = 1 ORDER BY stream, seq", [sessionId]) {
                 (id: try $0.text(0), stream: try $0.text(1))
             }

@@ -93,6 +93,20 @@ extension GyroStore {
             try db.execute("CREATE INDEX chunk_open ON chunk(sessionId, stream, seq) WHERE isOpen = 1")
             try db.execute("CREATE INDEX chunk_unpruned_by_end ON chunk(endMs) WHERE isOpen = 0 AND pruned = 0")
         }
+        // A session's chunk lists come from the chunk table (SessionRecord+Rows says why): the
+        // row keeps their count. A chunk retention evicted unpublished was marked pruned and left
+        // out of its session's lists; now such a chunk is deleted, so that every closed chunk of
+        // a session is listed. The lists' text in old rows is cleared (one rewrite of the table).
+        migrator.register("v9-chunk-lists-from-chunks") { db in
+            try db.execute("""
+                DELETE FROM chunk WHERE isOpen = 0 AND pruned = 1 AND NOT EXISTS (
+                    SELECT 1 FROM session s WHERE s.id = chunk.sessionId
+                    AND instr(',' || s.chunkIds || ',' || s.accelChunkIds || ',', ',' || chunk.id || ',') > 0);
+                ALTER TABLE session ADD COLUMN chunks INTEGER NOT NULL DEFAULT 0;
+                UPDATE session SET chunks = (SELECT count(*) FROM chunk c WHERE c.sessionId = session.id AND c.isOpen = 0),
+                    chunkIds = '', accelChunkIds = '';
+                """)
+        }
         return migrator
     }
 }

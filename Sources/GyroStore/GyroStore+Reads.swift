@@ -26,30 +26,28 @@ extension GyroStore {
 
     public func session(id: String) async throws(StoreError) -> SessionRecord? {
         try await read("reading session \(id)") { db in
-            try db.first("SELECT \(SessionRecord.columns) FROM session WHERE id = ?", [id], SessionRecord.init(row:))
-                .map { try $0.withOpenCounts(db) }
+            try SessionRecord.read(db, "WHERE id = ?", [id], lists: true).first
         }
     }
 
-    /// Sessions that started in `[fromMs, toMs)`, optionally of one user, oldest first.
-    public func sessions(startingFrom fromMs: Double = -.infinity, before toMs: Double = .infinity, userId: String? = nil) async throws(StoreError) -> [SessionRecord] {
+    /// Sessions that started in `[fromMs, toMs)`, optionally of one user, oldest first. Without
+    /// `chunkLists` they are summaries: `chunkIds` and `accelChunkIds` empty, `chunkCount` right
+    /// (what a listing of months needs, without reading thousands of chunk rows a session).
+    public func sessions(startingFrom fromMs: Double = -.infinity, before toMs: Double = .infinity, userId: String? = nil,
+                         chunkLists: Bool = true) async throws(StoreError) -> [SessionRecord] {
         try await read("listing sessions") { db in
-            let rows = if let userId {
-                try db.all("""
-                    SELECT \(SessionRecord.columns) FROM session WHERE startMs >= ? AND startMs < ? AND userId = ? ORDER BY startMs
-                    """, [fromMs, toMs, userId], SessionRecord.init(row:))
+            if let userId {
+                try SessionRecord.read(db, "WHERE startMs >= ? AND startMs < ? AND userId = ? ORDER BY startMs", [fromMs, toMs, userId],
+                                       lists: chunkLists)
             } else {
-                try db.all("SELECT \(SessionRecord.columns) FROM session WHERE startMs >= ? AND startMs < ? ORDER BY startMs",
-                           [fromMs, toMs], SessionRecord.init(row:))
+                try SessionRecord.read(db, "WHERE startMs >= ? AND startMs < ? ORDER BY startMs", [fromMs, toMs], lists: chunkLists)
             }
-            return try rows.map { try $0.withOpenCounts(db) }
         }
     }
 
     public func openSessions() async throws(StoreError) -> [SessionRecord] {
         try await read("listing open sessions") { db in
-            try db.all("SELECT \(SessionRecord.columns) FROM session WHERE isOpen = 1 ORDER BY startMs", [], SessionRecord.init(row:))
-                .map { try $0.withOpenCounts(db) }
+            try SessionRecord.read(db, "WHERE isOpen = 1 ORDER BY startMs", lists: true)
         }
     }
 

@@ -64,10 +64,12 @@ extension GyroStore {
                     }) {
                         let eviction = ChunkEviction(chunk: chunk)
                         report.evictions.append(eviction)
-                        guard var session = try sessions[chunk.sessionId]
-                            ?? db.first("SELECT \(SessionRecord.columns) FROM session WHERE id = ?", [chunk.sessionId], SessionRecord.init(row:))
-                                .map({ try $0.withOpenCounts(db) })
-                        else { continue }
+                        // Read while the chunk is still there, so that its samples are counted
+                        // before the eviction takes them off.
+                        let stored = try sessions[chunk.sessionId] ?? SessionRecord.read(db, "WHERE id = ?", [chunk.sessionId], lists: true).first
+                        // An evicted chunk is no longer listed: its row goes with its document.
+                        try db.run("DELETE FROM chunk WHERE id = ?", [chunk.id])
+                        guard var session = stored else { continue }
                         session.recordEviction(eviction)
                         sessions[chunk.sessionId] = session
                     }

@@ -7,18 +7,16 @@ extension SessionRecord {
     /// them a page of the session table; a commit that only appends samples then writes a
     /// single ring page (docs/durability.md).
     ///
-    /// Samples: the counts of the closed chunks the session lists (a chunk evicted by retention
-    /// is no longer listed: its samples are a `storeFull` gap), plus the samples its open chunks
-    /// hold. Expected: those samples and every gap's missing ones. Closed sessions are returned
-    /// as stored.
+    /// Samples: the counts of its closed chunks (a chunk evicted by retention is gone: its
+    /// samples are a `storeFull` gap), plus the samples its open chunks hold. Expected: those
+    /// samples and every gap's missing ones. Closed sessions are returned as stored.
     func withOpenCounts(_ db: SQLiteConnection) throws -> SessionRecord {
         guard isOpen else { return self }
         var session = self
-        let listed = Set(chunkIds + accelChunkIds)
         let chunks = try db.all("SELECT id, isOpen, count FROM chunk WHERE sessionId = ?", [id]) {
             (id: try $0.text(0), isOpen: try $0.bool(1), count: try $0.int64(2))
         }
-        var samples = chunks.reduce(Int64(0)) { $0 + (!$1.isOpen && listed.contains($1.id) ? $1.count : 0) }
+        var samples = chunks.reduce(Int64(0)) { $0 + ($1.isOpen ? 0 : $1.count) }
         let open = chunks.filter(\.isOpen)
         if !open.isEmpty {
             let slots = try GyroStore.ringSlots(db)

@@ -107,12 +107,12 @@ struct ExportCommand: AsyncParsableCommand {
         if let session {
             guard let record = try await store.session(id: session) else { throw ExportError.unknownSession(session) }
             // A merge takes the user's sessions on other boards that overlap this one.
-            sessions = merge ? try await store.sessions(userId: record.userId).filter { overlaps($0, record) } : [record]
+            sessions = merge ? try await store.sessions(userId: record.userId, chunkLists: false).filter { overlaps($0, record) } : [record]
             selection = "session \"\(session)\""
         } else {
             let period = Period(rawValue: range) ?? .all
             let (from, to) = calendar.interval(of: period, containing: Date())
-            let all = try await store.sessions(startingFrom: from, before: to, userId: user)
+            let all = try await store.sessions(startingFrom: from, before: to, userId: user, chunkLists: false)
             sessions = device.map { address in all.filter { $0.device.uppercased() == address.uppercased() } } ?? all
             selection = user.map { "user \"\($0)\"" } ?? "device \"\(device ?? "")\""
             if sessions.isEmpty { throw ExportError.noSessions("\(selection) in --range \(period.rawValue)") }

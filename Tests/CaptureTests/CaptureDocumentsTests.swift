@@ -44,7 +44,8 @@ final class CaptureDocumentsTests: XCTestCase {
 
         var record = try await document(store, "records/\(session.id)")
         XCTAssertTrue(record["timestamp"] is NSNull, "not submitted while open")
-        XCTAssertEqual((record["gscope_data"] as? [String])?.count, 2, "two full chunks so far")
+        XCTAssertEqual((record["gscope_data"] as? [String])?.count, 0,
+                       "two full chunks so far, but the record is rewritten for them at its pace (5 s), not at every close")
 
         let closed = try await engine.stopSession(device: sensor.device)
         record = try await document(store, "records/\(session.id)")

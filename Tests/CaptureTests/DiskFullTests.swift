@@ -44,10 +44,14 @@ final class DiskFullTests: XCTestCase {
         disk.fill()
         var fed: Int64 = 5000
         var mostBuffered: Int64 = 0
-        while fed < 60_000 {
+        // Until the store says full (how soon depends on how much each commit writes), then on
+        // for a while in that state; bounded, so that a store that never fills fails below.
+        var fullSince: Int64?
+        while fed < 400_000, fed < (fullSince ?? fed) + 20_000 {
             await feed(engine, fed..<fed + 500)
             fed += 500
             mostBuffered = max(mostBuffered, await engine.failedSamples + engine.uncommittedSamples)
+            if fullSince == nil, await engine.storeCondition.isFull { fullSince = fed }
         }
         condition = await engine.storeCondition
         XCTAssertTrue(condition.isFull, "\(condition)")

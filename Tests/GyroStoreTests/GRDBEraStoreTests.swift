@@ -49,9 +49,12 @@ final class GRDBEraStoreTests: XCTestCase {
         }
         try db.execute("""
             INSERT INTO session VALUES ('u___1700000000', 'u', 'C8:4B:52:AA:BB:CC', 1700000000000, 1700000060000, 1700000059990,
-                                        1200, 1210, '{"drop":1}', 'c0', 'c1', '[]', 0, '2023-11-14');
+                                        1200, 1210, '{"drop":1}', 'c0,c3', 'c1', '[]', 0, '2023-11-14');
             INSERT INTO session VALUES ('u___1700000100', 'u', 'C8:4B:52:AA:BB:CC', 1700000100000, NULL, NULL, 2, 2, '{}', 'c2', '', '[]', 1, '2023-11-14');
             INSERT INTO chunk VALUES ('c0', 'u___1700000000', 'gyro', 0, 100, 2000, 0, 1200, 1700000000000, 1700000059990, '[]', 0, 0);
+            -- c3: its document pruned after publication (still listed); c4: evicted unpublished (not listed).
+            INSERT INTO chunk VALUES ('c3', 'u___1700000000', 'gyro', 1, 100, 2000, 1200, 0, 1700000060000, 1700000060000, '[]', 0, 1);
+            INSERT INTO chunk VALUES ('c4', 'u___1700000000', 'gyro', 2, 100, 2000, 1200, 10, 1700000060010, 1700000060100, '[]', 0, 1);
             INSERT INTO chunk VALUES ('c2', 'u___1700000100', 'gyro', 0, 100, 2000, 0, 2, 1700000100000, 1700000100010, '[]', 1, 0);
             INSERT INTO document VALUES ('realtime_data/c0', 'realtime_data', CAST('{"chunk":0}' AS BLOB), 1, 0, 1700000061.5);
             INSERT INTO document VALUES ('records/u___1700000000', 'records', CAST('{"record":1}' AS BLOB), 3, 1, 1700000061.5);
@@ -75,7 +78,13 @@ final class GRDBEraStoreTests: XCTestCase {
         let session = try await store.session(id: "u___1700000000")
         XCTAssertEqual(session?.samples, 1200)
         XCTAssertEqual(session?.hazards, ["drop": 1])
-        XCTAssertEqual(session?.chunkIds, ["c0"])
+        XCTAssertEqual(session?.chunkIds, ["c0", "c3"], "the lists come from the chunk table: a pruned chunk stays listed")
+        XCTAssertEqual(session?.chunkCount, 2)
+        let chunksOfSession = try await store.chunks(sessionId: "u___1700000000")
+        XCTAssertEqual(chunksOfSession.map(\.id), ["c0", "c3"], "the chunk evicted unpublished (listed nowhere) is gone")
+        let summaries = try await store.sessions(chunkLists: false)
+        XCTAssertEqual(summaries.map(\.chunkCount), [2, 0], "a summary's count is the row's")
+        XCTAssertEqual(summaries.map(\.chunkIds), [[], []])
         XCTAssertEqual(session?.isOpen, false)
         let open = try await store.openSessions()
         XCTAssertEqual(open.map(\.id), ["u___1700000100"])
@@ -102,7 +111,7 @@ final class GRDBEraStoreTests: XCTestCase {
         XCTAssertEqual(resets, [3: 1700000000.25])
 
         let history = try await store.read("reading the migrations") { db in try SchemaMigrator.applied(in: db) }
-        XCTAssertEqual(history, Set(Self.grdbMigrations.map(\.identifier) + ["v6-sample-ring", "v7-dating", "v8-open-and-unpruned-indexes"]), "no migration was recorded twice; the ring, the dating and the open rows' indexes added")
+        XCTAssertEqual(history, Set(Self.grdbMigrations.map(\.identifier) + ["v6-sample-ring", "v7-dating", "v8-open-and-unpruned-indexes", "v9-chunk-lists-from-chunks"]), "no migration was recorded twice; the ring, the dating and the open rows' indexes added")
         let integrity = try await store.integrityCheck()
         XCTAssertEqual(integrity, "ok")
     }
@@ -116,7 +125,7 @@ final class GRDBEraStoreTests: XCTestCase {
         let history = try await store.read("reading the migrations") { db in
             try db.all("SELECT identifier FROM grdb_migrations ORDER BY rowid") { try $0.text(0) }
         }
-        XCTAssertEqual(history, Self.grdbMigrations.map(\.identifier) + ["v6-sample-ring", "v7-dating", "v8-open-and-unpruned-indexes"])
+        XCTAssertEqual(history, Self.grdbMigrations.map(\.identifier) + ["v6-sample-ring", "v7-dating", "v8-open-and-unpruned-indexes", "v9-chunk-lists-from-chunks"])
         let plan = try await store.queryPlan(GyroStore.outboxPassSQL, arguments: [0, 10])
         XCTAssertTrue(plan.contains { $0.contains("document_path_version") }, "\(plan)")
         try await store.saveBoardResetTime(device: "C8:4B:52:AA:BB:CC", resetUID: 1, resetTime: 1)

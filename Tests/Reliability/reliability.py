@@ -222,7 +222,8 @@ class Chunk:
     count: int  # the chunk row's count
     points: list  # (timestamp ms, x, y, z) in °/s
     has_body: bool = True
-    pruned: bool = False  # its document was removed by retention (published, or evicted as storeFull)
+    pruned: bool = False  # its document was removed by retention after publication
+    start: float = 0.0  # the chunk row's startMs: the record lists closed chunks in this order
 
 
 @dataclass
@@ -234,12 +235,10 @@ class Store:
     outbox_paths: set[str] = field(default_factory=set)
 
     def chunks_of(self, session_id: str) -> list[Chunk]:
-        """In the record's order (`gscope_data`; chunks a backfill made share the seq of a
-        neighbour), the open chunk, not listed yet, last."""
-        listed = next(((s.get("chunkIds") or "").split(",") for s in self.sessions if s["id"] == session_id), [])
-        order = {cid: i for i, cid in enumerate(listed)}
+        """In the record's order (`gscope_data`: closed chunks by their first sample, where a
+        backfill's chunks, which share the seq of a neighbour, belong), the open chunk last."""
         return sorted((c for c in self.chunks if c.session == session_id),
-                      key=lambda c: (order.get(c.id, len(order)), c.seq))
+                      key=lambda c: (c.is_open, c.start or 0.0, c.seq, c.id))
 
 
 def read_store(path: str) -> Store:
@@ -266,12 +265,12 @@ def read_store(path: str) -> Store:
                 for offset, batch in sorted(ring.get(r["id"], []), key=lambda b: b[0]):
                     if offset <= len(points):
                         points += [(p["timestamp"], p["gx"], p["gy"], p["gz"]) for p in batch[len(points) - offset:]]
-                chunks.append(Chunk(r["id"], r["sessionId"], r["seq"], True, r["count"], points))
+                chunks.append(Chunk(r["id"], r["sessionId"], r["seq"], True, r["count"], points, start=r["startMs"] or 0.0))
             else:
                 body = docs.get(f"realtime_data/{r['id']}")
                 points = [(p["timestamp"], p["gx"], p["gy"], p["gz"]) for p in chunk_body.document(body)["data"]] if body else []
                 chunks.append(Chunk(r["id"], r["sessionId"], r["seq"], False, r["count"], points, has_body=bool(body),
-                                    pruned=bool(r["pruned"])))
+                                    pruned=bool(r["pruned"]), start=r["startMs"] or 0.0))
         outbox = {r["documentPath"] for r in db.execute("SELECT documentPath FROM outbox WHERE documentPath IS NOT NULL")}
         db.execute("COMMIT")
         return Store(integrity, sessions, records, chunks, outbox)
@@ -373,10 +372,9 @@ def record_checks(store: Store, closed_only: bool = False) -> list[tuple[bool, s
     for s in sessions:
         if s["expected"] - s["samples"] != gaps_missing(s["gaps"]):
             bad_rows.append(f"{s['id']}: expected {s['expected']} - samples {s['samples']} != missing {gaps_missing(s['gaps'])}")
-        # An evicted chunk (pruned, and gone from the session's chunk list) became a storeFull gap; a
-        # chunk pruned after publication still counts, by its row, since the broker has its points.
-        listed = set((s.get("chunkIds") or "").split(",")) | set((s.get("accelChunkIds") or "").split(","))
-        live = [c for c in store.chunks_of(s["id"]) if not (c.pruned and c.id not in listed)]
+        # An evicted chunk is gone (its samples a storeFull gap); a chunk pruned after
+        # publication still counts, by its row, since the broker has its points.
+        live = store.chunks_of(s["id"])
         held = sum(c.count if c.pruned else len(c.points) for c in live)
         counted = sum(c.count for c in live)
         if held != s["samples"] or counted != s["samples"]:
