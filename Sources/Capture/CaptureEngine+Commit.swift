@@ -156,7 +156,7 @@ extension CaptureEngine {
                 // the alarm set for then replaces the feed's wake-up for the first of them.
                 if expected == nil { feed.setWake(nil) }
                 expected = .now + rules.commitInterval
-            } else if let since = expected, since <= .now, nextCommitDeadline() == nil {
+            } else if let since = expected, since <= .now, nextCommitDeadline(forDocuments: false) == nil {
                 // Nothing came within an interval: the stream paused; the feed wakes us again.
                 // Set before looking at the deadlines below, so that samples arriving meanwhile
                 // are either seen there or wake us.
@@ -181,13 +181,15 @@ extension CaptureEngine {
     /// up to this much early, needs one alarm per commit; committing early loses nothing.
     var earlyCommit: Duration { rules.commitInterval / 4 }
 
-    /// When the next commit is due, if anything waits for one.
-    func nextCommitDeadline() -> ContinuousClock.Instant? {
+    /// When the next commit is due, if anything waits for one. Without `forDocuments`, only what
+    /// samples and failed commits need: an open session's paced documents do not mean that the
+    /// stream goes on (the committer must not keep the feed's wake-up off for them).
+    func nextCommitDeadline(forDocuments: Bool = true) -> ContinuousClock.Instant? {
         if closedChunksPending > 0 { return .now }
         var deadlines: [ContinuousClock.Instant] = []
         if let since = [pendingSince, feed.oldest].compactMap({ $0 }).min() { deadlines.append(since + rules.commitInterval) }
         if let failedAt { deadlines.append(failedAt + rules.commitInterval) }
-        deadlines += open.values.compactMap(documentsDeadline)
+        if forDocuments { deadlines += open.values.compactMap(documentsDeadline) }
         return deadlines.min()
     }
 

@@ -43,7 +43,7 @@ public struct SensorIdentity: Sendable, Hashable {
 /// Firestore paths of the apps' documents.
 public enum DocumentPaths {
     public static func record(_ sessionId: String) throws(StoreError) -> DocumentPath { try DocumentPath("records/\(sessionId)") }
-    public static func chunk(_ chunkId: String) throws(StoreError) -> DocumentPath { try DocumentPath("realtime_data/\(chunkId)") }
+    public static func chunk(_ chunkId: String) throws(StoreError) -> DocumentPath { try DocumentPath.chunk(chunkId) }
     public static func dailySession(userId: String, sessionId: String) throws(StoreError) -> DocumentPath {
         try DocumentPath("TitanUpUsers/\(userId)/DailySessions/\(sessionId)")
     }

@@ -19,6 +19,12 @@ public struct DocumentPath: Hashable, Sendable, CustomStringConvertible, Compara
     public var description: String { rawValue }
     public static func < (a: DocumentPath, b: DocumentPath) -> Bool { a.rawValue < b.rawValue }
 
+    /// The collection of chunk documents.
+    public static let chunkCollection = "realtime_data"
+
+    /// `realtime_data/{chunkId}`.
+    public static func chunk(_ chunkId: String) throws(StoreError) -> DocumentPath { try DocumentPath("\(chunkCollection)/\(chunkId)") }
+
     /// A collection path has an odd number of segments; used by document listings.
     public static func isCollectionPath(_ text: String) -> Bool {
         let segments = text.split(separator: "/", omittingEmptySubsequences: false)

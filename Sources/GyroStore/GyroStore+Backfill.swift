@@ -66,94 +66,18 @@ extension GyroStore {
         newChunkDocument: @escaping @Sendable (ChunkRecord, SessionRecord, [StoredSample]) -> [UInt8]
     ) async throws(StoreError) -> BackfillReport {
         guard let firstMs = samples.first?.timestampMs, let lastMs = samples.last?.timestampMs else { return BackfillReport() }
+        let renderers = BackfillPass.Renderers(sessionDocuments: sessionDocuments, chunkDocument: chunkDocument,
+                                               newChunk: newChunk, newChunkDocument: newChunkDocument)
         do {
             return try await write { db in
-                var report = BackfillReport()
+                var pass = BackfillPass(db: db, stream: stream, samples: samples, window: firstMs...lastMs, chunkSize: chunkSize,
+                                        renderers: renderers, now: Date().timeIntervalSince1970)
                 // Summaries: a session's lists are read only if a gap of it is filled.
-                let sessions = try SessionRecord.read(db, "WHERE device = ? COLLATE NOCASE AND gaps != '[]' AND startMs <= ? ORDER BY startMs",
-                                                      [device, lastMs + 60_000], lists: false)
-                let now = Date().timeIntervalSince1970
-                for var session in sessions {
-                    var changed = false
-                    for gap in session.gaps where gap.stream == stream && gap.reason != .storeFull
-                        && gap.toMs + 1000 >= firstMs && gap.fromMs - 1000 <= lastMs
-                    {
-                        guard var chunk = try db.all("""
-                            SELECT \(ChunkRecord.columns) FROM chunk WHERE sessionId = ? AND stream = ? AND gaps != '[]'
-                            """, [session.id, stream], ChunkRecord.init(row:)).first(where: { $0.gaps.contains(gap) })
-                        else { continue }
-                        let path = try DocumentPath("realtime_data/\(chunk.id)")
-                        guard !chunk.isOpen, !chunk.pruned,
-                              let stored = try db.first("SELECT body, retained FROM document WHERE path = ?", [path.rawValue], {
-                                  (body: try $0.bytes(0), retained: try $0.bool(1))
-                              })
-                        else {
-                            report.gapsSkipped += 1
-                            continue
-                        }
-                        let plan = GapFill(gap: gap, periodMs: 1000 / chunk.odrHz, samples: samples)
-                        guard let firstFilled = plan.filled.first, let lastFilled = plan.filled.last else { continue }
-                        var change = BackfillReport.GapChange(gap: gap, remaining: plan.remaining, filled: Int64(plan.filled.count))
-                        guard let at = chunk.gaps.firstIndex(of: gap) else { continue }
-                        if chunk.count + plan.filled.count > chunkSize {
-                            change.nextTo = chunk.id
-                            change.after = (chunk.startMs ?? .infinity) < firstFilled.sample.timestampMs
-                            var left = plan.remaining
-                            var start = 0
-                            while start < plan.filled.count {
-                                let piece = plan.filled[start..<min(start + max(1, chunkSize), plan.filled.count)]
-                                start = piece.endIndex
-                                var fresh = ChunkRecord(id: newChunk(), sessionId: session.id, stream: stream, seq: chunk.seq,
-                                                        odrHz: chunk.odrHz, range: chunk.range, firstIndex: piece.first!.index)
-                                fresh.count = piece.count
-                                fresh.startMs = piece.first!.sample.timestampMs
-                                fresh.endMs = piece.last!.sample.timestampMs
-                                fresh.isOpen = false
-                                fresh.gaps = left.filter { $0.toIndex < piece.first!.index }
-                                left.removeAll { $0.toIndex < piece.first!.index }
-                                try fresh.upsert(db)
-                                let body = newChunkDocument(fresh, session, piece.map(\.sample))
-                                try Self.write(DocumentWrite(path: try DocumentPath("realtime_data/\(fresh.id)"), body: body, retain: stored.retained,
-                                                             device: session.device), at: now, in: db)
-                                change.newChunkIds.append(fresh.id)
-                            }
-                            chunk.gaps.replaceSubrange(at...at, with: left)
-                            session.apply(change)
-                            guard let rendered = chunkDocument(chunk, session, stored.body, []) else {
-                                throw StoreError.database(context: "backfilling chunk \(chunk.id)", reason: "its document could not be read back")
-                            }
-                            try chunk.upsert(db)
-                            try Self.write(DocumentWrite(path: path, body: rendered, retain: stored.retained, device: session.device), at: now, in: db)
-                            report.filled += change.filled
-                            if change.remaining.isEmpty { report.gapsClosed += 1 }
-                            report.changes[session.id, default: []].append(change)
-                            changed = true
-                            continue
-                        }
-                        chunk.gaps.replaceSubrange(at...at, with: plan.remaining)
-                        chunk.count += plan.filled.count
-                        chunk.firstIndex = min(chunk.firstIndex, firstFilled.index)
-                        chunk.startMs = min(chunk.startMs ?? .infinity, firstFilled.sample.timestampMs)
-                        chunk.endMs = max(chunk.endMs ?? -.infinity, lastFilled.sample.timestampMs)
-                        session.apply(change)
-                        guard let rendered = chunkDocument(chunk, session, stored.body, plan.filled.map(\.sample)) else {
-                            throw StoreError.database(context: "backfilling chunk \(chunk.id)", reason: "its document could not be read back")
-                        }
-                        try chunk.upsert(db)
-                        try Self.write(DocumentWrite(path: path, body: rendered, retain: stored.retained, device: session.device), at: now, in: db)
-                        report.filled += change.filled
-                        if change.remaining.isEmpty { report.gapsClosed += 1 }
-                        report.changes[session.id, default: []].append(change)
-                        changed = true
-                    }
-                    guard changed else { continue }
-                    // Its lists as the chunk table now has them, the new chunks in place.
-                    try session.readChunkLists(db)
-                    try session.upsert(db)
-                    for document in sessionDocuments(session) { try Self.write(document, at: now, in: db) }
-                    report.sessions.append(session)
+                for session in try SessionRecord.read(db, "WHERE device = ? COLLATE NOCASE AND gaps != '[]' AND startMs <= ? ORDER BY startMs",
+                                                      [device, lastMs + 60_000], lists: false) {
+                    try pass.fill(session)
                 }
-                return report
+                return pass.report
             }
         } catch {
             throw .wrapping(error, context: "backfilling \(samples.count) logged samples of \(device)")

@@ -89,7 +89,7 @@ extension ExportReader {
                 let (samples, damaged) = try GyroStore.samples(ofChunk: chunkId, in: db, slots: try GyroStore.ringSlots(db))
                 return (ChunkPoints(chunk: chunk, points: samples.map { ChunkBody.Point($0, backfilled: false) }), damaged)
             }
-            let path = "realtime_data/\(chunkId)"
+            let path = "\(DocumentPath.chunkCollection)/\(chunkId)"
             guard let body = try db.first("SELECT body FROM document WHERE path = ?", [path], { try $0.bytes(0) }) else {
                 return (ChunkPoints(chunk: chunk, points: []), 0)
             }

@@ -99,13 +99,13 @@ extension GyroStore {
 
     /// Removes up to `limit` of the oldest closed chunk documents that are (or are not) still in the outbox.
     static func removeChunkDocuments(published: Bool, limit: Int, in db: SQLiteConnection) throws -> [String] {
-        let pending = "EXISTS (SELECT 1 FROM outbox o WHERE o.documentPath = 'realtime_data/' || c.id)"
+        let pending = "EXISTS (SELECT 1 FROM outbox o WHERE o.documentPath = '\(DocumentPath.chunkCollection)/' || c.id)"
         let ids = try db.all("""
             SELECT c.id FROM chunk c WHERE c.isOpen = 0 AND c.pruned = 0 AND \(published ? "NOT " : "")\(pending)
             ORDER BY c.endMs LIMIT ?
             """, [limit]) { try $0.text(0) }
         for id in ids {
-            let path = "realtime_data/\(id)"
+            let path = "\(DocumentPath.chunkCollection)/\(id)"
             try db.run("DELETE FROM document WHERE path = ?", [path])
             try db.run("DELETE FROM outbox WHERE documentPath = ?", [path])
             try db.run("UPDATE chunk SET pruned = 1 WHERE id = ?", [id])

@@ -82,6 +82,8 @@ public final class ThreadExecutor: SerialExecutor, TaskExecutor, Sendable {
     let wakeWrite: Int32
     let threadID = Atomic<UInt>(0)
     let readNumber = Atomic<UInt64>(0)
+    /// Reads of the descriptors so far (only the thread itself counts them).
+    let readCount = Atomic<UInt64>(0)
     /// The joinable thread, for ``stop()``.
     private let handle = LockedState<pthread_t?>(nil)
 
