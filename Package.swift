@@ -188,7 +188,10 @@ let package = Package(
             dependencies: ["Admin", "Capture", "GyroStore", "GatewayConfig", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Benchmarks/AdminBench"
         ),
-        .target(name: "TestSupport", dependencies: ["CMosquitto", .product(name: "Logging", package: "swift-log")], path: "Tests/Support"),
+        // What every test target may share, without dependencies: the one seeded generator
+        // (SplitMix64) and waits on events (Watched, Latch, OutputLines, NotifySocket).
+        .target(name: "SupportCore", path: "Tests/SupportCore"),
+        .target(name: "TestSupport", dependencies: ["SupportCore", "CMosquitto", .product(name: "Logging", package: "swift-log")], path: "Tests/Support"),
         .testTarget(name: "BluetoothWireTests", dependencies: ["BluetoothWire"]),
         // Hex fixtures and the every-truncation check the wire codec tests share.
         .target(name: "WireTestSupport", dependencies: ["BluetoothWire"], path: "Tests/WireSupport"),
@@ -196,23 +199,24 @@ let package = Package(
         .testTarget(name: "GAPTests", dependencies: ["GAP", "BluetoothWire", "WireTestSupport"]),
         .testTarget(name: "L2CAPTests", dependencies: ["L2CAP", "BluetoothWire", "WireTestSupport"]),
         .testTarget(name: "ATTTests", dependencies: ["ATT", "BluetoothWire", "WireTestSupport"]),
-        .testTarget(name: "BLEFuzzTests", dependencies: ["BluetoothWire", "HCI", "GAP", "L2CAP", "ATT"]),
-        .testTarget(name: "MetaWearTests", dependencies: ["MetaWear"]),
-        .testTarget(name: "CaptureValuesTests", dependencies: ["CaptureValues"]),
+        .testTarget(name: "BLEFuzzTests", dependencies: ["BluetoothWire", "HCI", "GAP", "L2CAP", "ATT", "SupportCore"]),
+        .testTarget(name: "MetaWearTests", dependencies: ["MetaWear", "SupportCore"]),
+        .testTarget(name: "CaptureValuesTests", dependencies: ["CaptureValues", "SupportCore"]),
         // The emulated MetaWear (Tests/Peers) as a child process, for the tests that drive it.
-        .target(name: "PeerSupport", path: "Tests/PeerSupport"),
+        .target(name: "PeerSupport", dependencies: ["SupportCore"], path: "Tests/PeerSupport"),
         .testTarget(name: "SensorsTests", dependencies: ["CaptureValues", "Sensors", "PosixThreads", "MetaWear", "Capture", "GyroStore", "BLEHost", "TestSupport", "PeerSupport"]),
-        .testTarget(name: "BLEHostTests", dependencies: ["BLEHost", "PosixThreads", "BluetoothWire", "CHCISocket", "HCI", "GAP", "L2CAP", "ATT", "MetaWear", "PeerSupport",
+        .testTarget(name: "BLEHostTests", dependencies: ["BLEHost", "PosixThreads", "BluetoothWire", "CHCISocket", "HCI", "GAP", "L2CAP", "ATT", "MetaWear", "PeerSupport", "SupportCore",
                                                          .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "GatewayConfigTests", dependencies: ["GatewayConfig", "ZoneInfo"]),
-        .testTarget(name: "JSONTests", dependencies: ["JSON"]),
-        .testTarget(name: "PosixThreadsTests", dependencies: ["PosixThreads"]),
+        .testTarget(name: "JSONTests", dependencies: ["JSON", "SupportCore"]),
+        .testTarget(name: "PosixThreadsTests", dependencies: ["PosixThreads", "SupportCore"]),
         .testTarget(name: "HostTimeTests", dependencies: ["HostTime"]),
         .testTarget(name: "TextToolsTests", dependencies: ["TextTools"]),
-        .testTarget(name: "ZoneInfoTests", dependencies: ["ZoneInfo"]),
+        .testTarget(name: "ZoneInfoTests", dependencies: ["ZoneInfo", "SupportCore"]),
         .testTarget(name: "ExportTests", dependencies: ["Export", "Capture", "GyroStore", "MetaWear", "ZoneInfo", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "GyroStoreTests", dependencies: ["GyroStore", "TestSupport", "CSQLite"]),
-        .testTarget(name: "AdminTests", dependencies: ["Admin", "Capture", "GyroStore", "GatewayConfig", "JSON", "TestSupport", .product(name: "NIOCore", package: "swift-nio")]),
+        .testTarget(name: "AdminTests", dependencies: ["Admin", "Capture", "GyroStore", "GatewayConfig", "JSON", "TestSupport", .product(name: "NIOCore", package: "swift-nio"),
+                                                     .product(name: "NIOPosix", package: "swift-nio")]),
         // A child process for the MQTT crash test: captures sessions and publishes them.
         .executableTarget(name: "mqtt-feeder", dependencies: ["Capture", "GyroStore", "MQTTPublisher"], path: "Tests/Tools/MQTTFeeder"),
         // `swift run -c release mqtt-bench [DOCUMENTS]`

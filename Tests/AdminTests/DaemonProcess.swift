@@ -8,9 +8,15 @@ import Glibc
 #endif
 
 /// `gyrogate run --config <temp config>` as a child process, its socket and store in a temp dir.
+/// It is started as systemd would: `NOTIFY_SOCKET` points at ``notify``, so that its `READY=1`
+/// (sent once the admin socket accepts) is the event a test waits for, and its exit another.
 final class DaemonProcess: @unchecked Sendable {
     let directory: TemporaryDirectory
     let process = Process()
+    /// The daemon's sd_notify messages (READY=1, STATUS=…, WATCHDOG=1, STOPPING=1).
+    let notify: NotifySocket
+    /// Opens when the daemon exits.
+    let exited = Latch()
     var socketPath: String { directory.file("admin.sock") }
     var configPath: String { directory.file("config.json") }
     var client: AdminClient { AdminClient(socketPath: socketPath, timeoutSeconds: 15) }
@@ -23,6 +29,7 @@ final class DaemonProcess: @unchecked Sendable {
             throw XCTSkip("gyrogate not built at \(Self.binary.path); run `swift build` first")
         }
         self.directory = try directory ?? TemporaryDirectory("gyrogate-admin")
+        notify = try NotifySocket(path: self.directory.file("notify.sock"))
         var adminSection: [String: Any] = ["socketPath": socketPath, "mode": "0660"]
         adminSection.merge(admin) { $1 }
         let config: [String: Any] = [
@@ -38,24 +45,27 @@ final class DaemonProcess: @unchecked Sendable {
         process.arguments = ["run", "--config", configPath]
         var env = ProcessInfo.processInfo.environment
         env["LOG_LEVEL"] = env["GYROGATE_TEST_LOG"] ?? "warning"
-        env.removeValue(forKey: "NOTIFY_SOCKET")
         env.removeValue(forKey: "WATCHDOG_USEC")
         env.merge(environment) { $1 }
+        env["NOTIFY_SOCKET"] = notify.path
         process.environment = env
         process.standardOutput = FileHandle.nullDevice
         _ = FileManager.default.createFile(atPath: self.directory.file("daemon.log"), contents: nil)
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: self.directory.file("daemon.log")))
+        let exited = self.exited, notify = self.notify
+        process.terminationHandler = { _ in
+            exited.open()
+            notify.poke()  // a waiter for READY=1 looks again: none will come
+        }
         try process.run()
         if waitUntilReady { try waitForSocket() }
     }
 
+    /// Waits for the daemon's READY=1 (its admin socket accepts), or its exit.
     func waitForSocket(timeout: TimeInterval = 30) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if !process.isRunning { throw DaemonError.exited(process.terminationStatus, log()) }
-            if let response = try? client.request("GET", "/v1/status"), response.status == 200 { return }
-            usleep(50_000)
-        }
+        let ready = notify.waitBlocking(timeout: timeout, for: "READY=1") { [exited] in exited.isOpen }
+        if ready { return }
+        if exited.isOpen { throw DaemonError.exited(process.terminationStatus, log()) }
         throw DaemonError.notReady(log())
     }
 
@@ -65,21 +75,19 @@ final class DaemonProcess: @unchecked Sendable {
     }
 
     func stop() {
-        guard process.isRunning else { return }
+        guard !exited.isOpen else { return }
         kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
+        _ = exited.waitBlocking(timeout: 120)
     }
 
     func waitForExit(timeout: TimeInterval = 20) -> Int32? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(50_000) }
-        return process.isRunning ? nil : process.terminationStatus
+        exited.waitBlocking(timeout: timeout) ? process.terminationStatus : nil
     }
 
     deinit {
-        if process.isRunning {
+        if !exited.isOpen {
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            _ = exited.waitBlocking(timeout: 30)
         }
     }
 }

@@ -5,6 +5,7 @@ import GatewayConfig
 import GyroStore
 import JSON
 import NIOCore
+import NIOPosix
 import TestSupport
 import XCTest
 
@@ -105,15 +106,22 @@ final class InProcessServerTests: XCTestCase {
     /// Concurrent status reads share computations; a read after a mutation sees it.
     func testConcurrentStatusReadsAreCoalescedButNeverStale() async throws {
         let calls = LockedArray()
+        // The first computation is held until all 40 reads were issued: they overlap it.
+        let issued = Watched(0)
         let providers = AdminProviders(publisherStatus: {
             calls.append(1)
-            try? await Task.sleep(for: .milliseconds(50))
+            _ = await issued.wait(timeout: 10) { $0 >= 40 }
             return PublisherStatus(state: "connected")
         })
         let fixture = try fixture(providers: providers)
         let api = fixture.api
         let statuses = await withTaskGroup(of: Int.self) { group in
-            for _ in 0..<40 { group.addTask { await api.respond(to: AdminRequest(method: "GET", target: "/v1/status")).status } }
+            for _ in 0..<40 {
+                group.addTask {
+                    issued.update { $0 += 1 }
+                    return await api.respond(to: AdminRequest(method: "GET", target: "/v1/status")).status
+                }
+            }
             return await group.reduce(into: [Int]()) { $0.append($1) }
         }
         XCTAssertEqual(statuses, Array(repeating: 200, count: 40))
@@ -229,7 +237,9 @@ final class InProcessServerTests: XCTestCase {
             let start = Date()
             for byte in Array("GET /v1/status HTTP/1.1\r\nHost: slow\r\nX-Padding: aaaaaaaaaaaaaaaaaaaa\r\n\r\n".utf8) {
                 if send(fd, [byte], 1, Int32(MSG_NOSIGNAL)) < 0 { break }
-                usleep(100_000)
+                // A byte every 100 ms, or sooner the server's close (the descriptor turns readable: EOF).
+                var closing = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                if poll(&closing, 1, 100) > 0 { break }
             }
             return Date().timeIntervalSince(start)
         }.value
@@ -279,17 +289,29 @@ final class InProcessServerTests: XCTestCase {
         let fixture = try fixture()
         var limits = AdminServerLimits()
         limits.maxConnections = 2
-        let server = AdminServer(api: fixture.api, settings: fixture.api.configuration.admin, limits: limits, logger: testLogger())
+        // One event loop: connections are accepted and counted in the order they were made, and a
+        // close is counted before anything that loop accepts after it.
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let server = AdminServer(api: fixture.api, settings: fixture.api.configuration.admin, limits: limits, logger: testLogger(),
+                                 eventLoopGroup: group)
         let channel = try await server.bind()
-        defer { channel.close(promise: nil) }
+        defer {
+            channel.close(promise: nil)
+            group.shutdownGracefully { _ in }
+        }
         let path = fixture.socketPath
         let statuses = try await Task.detached {
             let client = AdminClient(socketPath: path, timeoutSeconds: 5)
+            // Two idle connections, made (and so accepted) before the third.
             let idle = try [client.connect(), client.connect()]
-            usleep(200_000)
             let refused = try client.request("GET", "/v1/status").status
-            idle.forEach { close($0) }
-            usleep(200_000)
+            // Closed: the client's end first; the server's EOF in answer says it closed (and counted) them.
+            for fd in idle {
+                shutdown(fd, Int32(SHUT_WR))
+                var buffer = [UInt8](repeating: 0, count: 65536)
+                while recv(fd, &buffer, buffer.count, 0) > 0 {}
+                close(fd)
+            }
             let admitted = try client.request("GET", "/v1/status").status
             return (refused, admitted)
         }.value
@@ -301,8 +323,9 @@ final class InProcessServerTests: XCTestCase {
     /// uncommitted longer than `stallAfter` without a commit is a stall.
     func testTheWatchdogSeesCommitsThatStop() async throws {
         let fixture = try fixture(commitInterval: .seconds(3600))
+        // stallAfter zero: samples waiting at all, with no commit since, are a stall (no wait for it).
         let watchdog = WatchdogService(notifier: SystemdNotifier(environment: [:]), store: fixture.store, engine: fixture.engine,
-                                       logger: testLogger(), stallAfter: .milliseconds(50), environment: [:])
+                                       logger: testLogger(), stallAfter: .zero, environment: [:])
         let idle = await watchdog.check(previous: nil)
         XCTAssertTrue(idle.healthy, "no session: idle by design")
         let sensor = SensorIdentity(device: "AA:01", userId: "u")
@@ -312,7 +335,6 @@ final class InProcessServerTests: XCTestCase {
         // Samples appended; with no committer running and a long interval they stay uncommitted.
         try await fixture.engine.append(sensor: sensor, stream: .gyro, odrHz: 50, range: 2000, firstIndex: 0,
                                         samples: (0..<10).map { StoredSample(timestampMs: 1_795_000_000_000 + Double($0) * 20, x: 0, y: 0, z: 0) })
-        try await Task.sleep(for: .milliseconds(100))
         let stalled = await watchdog.check(previous: afterStart.counters)
         XCTAssertFalse(stalled.healthy, stalled.status)
         XCTAssertTrue(stalled.status.contains("capture stalled"), stalled.status)

@@ -2,80 +2,62 @@ import Foundation
 import TestSupport
 import XCTest
 
-/// A test notify socket (AF_UNIX SOCK_DGRAM in the temp dir) stands in for systemd.
-final class NotifySocket {
-    let fd: Int32
-    let path: String
+/// The daemon's notify socket (``DaemonProcess/notify``) stands in for systemd; every check of
+/// the watchdog sends a STATUS, so its messages are the clock these tests count by.
+extension NotifySocket {
+    var all: [String] { messages.value }
 
-    init(path: String) throws {
-        self.path = path
-        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in raw.copyBytes(from: Array(path.utf8)) }
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
-        guard bound == 0 else { throw XCTSkip("cannot bind a datagram socket at \(path)") }
-        var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    /// Waits until `condition` holds for the messages from index `from` on.
+    func wait(_ what: String, from: Int = 0, timeout: Double = 15, file: StaticString = #filePath, line: UInt = #line,
+              until condition: @escaping (ArraySlice<String>) -> Bool) async {
+        let held = await messages.wait(timeout: timeout) { condition($0.dropFirst(from)) }
+        if !held { XCTFail("waited \(timeout) s for \(what): \(all.dropFirst(from))", file: file, line: line) }
     }
-
-    /// Every datagram that arrives within `seconds`.
-    func collect(for seconds: TimeInterval) -> [String] {
-        var messages: [String] = []
-        let deadline = Date().addingTimeInterval(seconds)
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while Date() < deadline {
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count > 0 { messages.append(String(decoding: buffer[0..<count], as: UTF8.self)) }
-        }
-        return messages
-    }
-
-    deinit { close(fd) }
 }
 
 final class WatchdogTests: XCTestCase {
-    func testReadyStatusAndKeepAlivesWhichStopWhenThePipelineStalls() throws {
+    func testReadyStatusAndKeepAlivesWhichStopWhenThePipelineStalls() async throws {
         let directory = try TemporaryDirectory("gyrogate-admin")
-        let notify = try NotifySocket(path: directory.file("notify.sock"))
         let stallFile = directory.file("stall")
         // WatchdogSec=0.4 s: keep-alives every 0.2 s.
-        let daemon = try DaemonProcess(environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "400000",
-                                                     "GYROGATE_TEST_STALL_FILE": stallFile], directory: directory)
+        let daemon = try DaemonProcess(environment: ["WATCHDOG_USEC": "400000", "GYROGATE_TEST_STALL_FILE": stallFile], directory: directory)
         defer { daemon.stop() }
+        let notify = daemon.notify
+        func keepAlives(_ messages: ArraySlice<String>) -> Int { messages.filter { $0 == "WATCHDOG=1" }.count }
 
-        let first = notify.collect(for: 1.5)
-        XCTAssertTrue(first.contains { $0.split(separator: "\n").contains("READY=1") }, "\(first)")
-        XCTAssertTrue(first.contains { $0.hasPrefix("STATUS=") }, "\(first)")
-        XCTAssertGreaterThanOrEqual(first.filter { $0 == "WATCHDOG=1" }.count, 3, "\(first)")
+        await notify.wait("READY=1, a STATUS and 3 keep-alives") { messages in
+            messages.contains { $0.split(separator: "\n").contains("READY=1") } && messages.contains { $0.hasPrefix("STATUS=") }
+                && keepAlives(messages) >= 3
+        }
 
         // An open session with no data is idle by design, not stalled.
         XCTAssertEqual(try daemon.client.request("POST", "/v1/sessions", json: ["device": "C4:BE:84:00:00:01"]).status, 201)
-        XCTAssertGreaterThanOrEqual(notify.collect(for: 1).filter { $0 == "WATCHDOG=1" }.count, 2)
+        await notify.wait("2 keep-alives with a session open", from: notify.all.count) { keepAlives($0) >= 2 }
 
-        // Stalled: keep-alives stop, STATUS says why.
+        // Stalled: keep-alives stop, STATUS says why, check after check.
         _ = FileManager.default.createFile(atPath: stallFile, contents: nil)
-        // A check that began before the file appeared may still send one keep-alive.
-        _ = notify.collect(for: 0.6)
-        let stalled = notify.collect(for: 1.2)
-        XCTAssertEqual(stalled.filter { $0 == "WATCHDOG=1" }.count, 0, "\(stalled)")
-        XCTAssertTrue(stalled.contains { $0.hasPrefix("STATUS=stalled") }, "\(stalled)")
+        let beforeStall = notify.all.count
+        await notify.wait("4 stalled checks", from: beforeStall) { $0.filter { $0.hasPrefix("STATUS=stalled") }.count >= 4 }
+        let stalledFrom = try XCTUnwrap(notify.all.indices.dropFirst(beforeStall).first { notify.all[$0].hasPrefix("STATUS=stalled") })
+        let stalled = notify.all[stalledFrom...]
+        XCTAssertEqual(keepAlives(stalled), 0, "no keep-alive from the first stalled check on: \(stalled)")
 
         // Progressing again: keep-alives resume.
         try FileManager.default.removeItem(atPath: stallFile)
-        XCTAssertGreaterThanOrEqual(notify.collect(for: 1.2).filter { $0 == "WATCHDOG=1" }.count, 2)
+        await notify.wait("keep-alives again", from: notify.all.count) { keepAlives($0) >= 2 }
 
+        let beforeStop = notify.all.count
         daemon.stop()
-        XCTAssertTrue(notify.collect(for: 0.3).contains("STOPPING=1"))
+        await notify.wait("STOPPING=1", from: beforeStop) { $0.contains("STOPPING=1") }
     }
 
-    func testWithoutWatchdogUsecOnlyReadinessAndStatusAreSent() throws {
-        let directory = try TemporaryDirectory("gyrogate-admin")
-        let notify = try NotifySocket(path: directory.file("notify.sock"))
-        let daemon = try DaemonProcess(environment: ["NOTIFY_SOCKET": notify.path], directory: directory)
+    func testWithoutWatchdogUsecOnlyReadinessAndStatusAreSent() async throws {
+        let daemon = try DaemonProcess()
         defer { daemon.stop() }
-        let messages = notify.collect(for: 1)
-        XCTAssertTrue(messages.contains { $0.hasPrefix("READY=1") }, "\(messages)")
-        XCTAssertFalse(messages.contains("WATCHDOG=1"), "\(messages)")
+        // The first check runs at start and sends its STATUS: by then a keep-alive would have come too.
+        await daemon.notify.wait("READY=1 and a check's STATUS") { messages in
+            messages.contains { $0.hasPrefix("READY=1") } && messages.contains { $0.hasPrefix("STATUS=") && !$0.hasPrefix("STATUS=capturing; admin socket") }
+        }
+        XCTAssertFalse(daemon.notify.all.contains("WATCHDOG=1"), "\(daemon.notify.all)")
     }
 }

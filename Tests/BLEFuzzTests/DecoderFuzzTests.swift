@@ -4,6 +4,7 @@ import GAP
 import HCI
 import L2CAP
 import XCTest
+import SupportCore
 
 /// Seeded random and mutated inputs through every decoder. A trap fails the whole run, so
 /// reaching the end is the assertion; decoded values must also survive a re-encode.

@@ -1,6 +1,7 @@
 import BluetoothWire
 import HCI
 import XCTest
+import SupportCore
 
 /// Random and mutated byte streams through H4Framer and ACLReassembler: nothing traps, and every
 /// frame handed out respects the configured limit and its own L2CAP length.

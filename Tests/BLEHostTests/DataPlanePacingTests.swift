@@ -3,6 +3,7 @@ import Glibc
 import Synchronization
 import XCTest
 import PosixThreads
+import SupportCore
 
 /// Paced reads: while a board-time stream allows it and nothing holds the loop to prompt reads,
 /// a descriptor is read at most once per interval, so one read takes what arrived meanwhile.
@@ -10,15 +11,17 @@ final class DataPlanePacingTests: XCTestCase {
     func testReadsAreBatchedWhilePacedAndPromptWhileHeld() async throws {
         let loop = try! ThreadExecutor(name: "test-loop")
         let pipe = TestPipe()
-        let counts = Mutex((reads: 0, bytes: 0))
+        struct Counts: Sendable { var reads = 0, bytes = 0 }
+        let counts = Watched(Counts())
         let id = loop.register(pipe.readEnd) {
             let n = pipe.receive()
-            if n > 0 { counts.withLock { $0 = ($0.reads + 1, $0.bytes + n) } }
+            if n > 0 { counts.update { $0.reads += 1; $0.bytes += n } }
         }
         defer { loop.unregister(id) }
         func send(_ count: Int) async throws {
             for _ in 0..<count {
                 pipe.send()
+                // why: bytes spaced 20 ms apart are the input under test (batched while paced, one read each while held).
                 try await Task.sleep(for: .milliseconds(20))
             }
         }
@@ -28,16 +31,16 @@ final class DataPlanePacingTests: XCTestCase {
         loop.pacedStream(+1)
         XCTAssertEqual(loop.readInterval, 0.5)
         try await send(11)  // ~220 ms: the first is read at once, the rest wait for the interval
-        try await Task.sleep(for: .milliseconds(800))
-        let paced = counts.withLock { $0 }
+        _ = await counts.wait(timeout: 10) { $0.bytes >= 11 }
+        let paced = counts.value
         XCTAssertEqual(paced.bytes, 11, "everything is read")
         XCTAssertLessThanOrEqual(paced.reads, 3, "one read per interval, not one per byte")
 
         loop.promptReads(+1)
         XCTAssertEqual(loop.readInterval, 0, "a hold (a request in flight) makes reads prompt")
         try await send(10)
-        try await Task.sleep(for: .milliseconds(200))
-        let prompt = counts.withLock { $0 }
+        _ = await counts.wait(timeout: 10) { $0.bytes >= 21 }
+        let prompt = counts.value
         XCTAssertEqual(prompt.bytes, 21)
         XCTAssertGreaterThanOrEqual(prompt.reads - paced.reads, 5, "bytes 20 ms apart are read as they come")
         loop.promptReads(-1)

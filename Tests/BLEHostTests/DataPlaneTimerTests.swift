@@ -2,6 +2,7 @@
 import Synchronization
 import XCTest
 import PosixThreads
+import SupportCore
 
 /// The data plane's timers: a timer fires on the loop's thread at its deadline, or at once when
 /// its alarm is rung, even when the alarm rings before the timer is scheduled.
@@ -9,16 +10,16 @@ final class DataPlaneTimerTests: XCTestCase {
     private let loop = ThreadExecutor.dataPlane
 
     /// Schedules a timer and waits for it; returns the seconds it took and whether it ran on the loop.
-    private func fire(after seconds: Double, alarm: ThreadExecutor.Alarm, ringAfter ring: Duration? = nil) async throws -> (Double, Bool) {
+    private func fire(after seconds: Double, alarm: ThreadExecutor.Alarm, ring: Bool = false) async throws -> (Double, Bool) {
         let start = ContinuousClock.now
         let (fired, firing) = AsyncStream.makeStream(of: Bool.self)
         loop.schedule(after: seconds, tolerance: 0, alarm: alarm) { [loop] in
             firing.yield(loop.isCurrent)
             firing.finish()
         }
-        if let ring {
-            try await Task.sleep(for: ring)
-            loop.ring(alarm)
+        if ring {
+            // Once the timer is set: a job on the loop after the one that set it rings the alarm.
+            loop.execute { [loop] in loop.ring(alarm) }
         }
         var onLoop = false
         for await value in fired { onLoop = value }
@@ -34,7 +35,7 @@ final class DataPlaneTimerTests: XCTestCase {
     }
 
     func testRingingFiresATimerEarly() async throws {
-        let (took, _) = try await fire(after: 60, alarm: loop.makeAlarm(), ringAfter: .milliseconds(50))
+        let (took, _) = try await fire(after: 60, alarm: loop.makeAlarm(), ring: true)
         XCTAssertLessThan(took, 10)
     }
 
@@ -95,13 +96,9 @@ final class DataPlaneTimerTests: XCTestCase {
                 firing.finish()
             }
         }
-        let firedInTime = await withTaskGroup(of: Bool.self) { group in
-            group.addTask { for await _ in fired {}; return !Task.isCancelled }
-            group.addTask { try? await Task.sleep(for: .seconds(5)); return false }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
-        }
+        let done = Latch()
+        Task { for await _ in fired {}; done.open() }
+        let firedInTime = await done.wait(timeout: 5)
         XCTAssertTrue(firedInTime, "the loop's sleep includes the second timer")
     }
 }
@@ -116,15 +113,23 @@ final class DataPlaneSleepTests: XCTestCase {
 
     func testACancelledSleepThrowsAtOnce() async {
         let start = ContinuousClock.now
+        let loop = ThreadExecutor.dataPlane
+        let started = Latch()
         let sleeper = Task { () -> Bool in
             do {
-                try await ThreadExecutor.dataPlane.sleep(for: 60)
+                // On the loop's thread: the latch opens in the same job that sets the timer.
+                try await withTaskExecutorPreference(loop) {
+                    started.open()
+                    try await loop.sleep(for: 60)
+                }
                 return false
             } catch {
                 return true
             }
         }
-        try? await Task.sleep(for: .milliseconds(20))
+        // The sleep has set its timer once a job the loop runs after that one has run.
+        _ = await started.wait(timeout: 30)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in loop.execute { continuation.resume() } }
         sleeper.cancel()
         let threw = await sleeper.value
         XCTAssertTrue(threw)

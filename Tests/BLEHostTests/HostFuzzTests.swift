@@ -5,6 +5,7 @@ import L2CAP
 import Logging
 import XCTest
 @testable import BLEHost
+import SupportCore
 
 /// Acceptance 5: random and mutated HCI events, ACL fragments, L2CAP frames and ATT PDUs fed
 /// through the host's real reader and dispatch (an in-memory transport) never crash it, and the
@@ -34,6 +35,7 @@ final class HostFuzzTests: XCTestCase {
                 _ = try? await connection.gatt.read(characteristic)
                 _ = try? await connection.gatt.discoverPrimaryServices()
                 outcomes += 1
+                // why: paces a client whose requests may fail at once (links the fuzz tore down), so it does not spin; no event to wait on.
                 try? await Task.sleep(for: .milliseconds(1))
             }
             return outcomes
@@ -64,12 +66,10 @@ final class HostFuzzTests: XCTestCase {
             status: .success, connectionHandle: 0x0ABC, role: LERole(rawValue: 0), peerAddressType: .public,
             peerAddress: BluetoothAddress(rawValue: 0xABC), connectionInterval: 24, peripheralLatency: 0,
             supervisionTimeout: 400, centralClockAccuracy: 0))).h4Bytes())
+        // The host announces no new link; its status is polled until the sentinel shows.
         let started = ContinuousClock.now
-        var status = await host.status()
-        while !status.connections.contains(where: { $0.handle == 0x0ABC }), ContinuousClock.now - started < .seconds(300) {
-            try await Task.sleep(for: .milliseconds(50))
-            status = await host.status()
-        }
+        _ = await eventually(timeout: 300) { await host.status().connections.contains { $0.handle == 0x0ABC } }
+        let status = await host.status()
         XCTAssertTrue(status.connections.contains { $0.handle == 0x0ABC }, "sentinel not reached; seed \(seed)")
         client.cancel()
         let outcomes = await client.value
@@ -90,18 +90,13 @@ final class HostFuzzTests: XCTestCase {
 }
 
 /// Packet generator: valid seeds, mutations of them, and noise, in H4 form (indicator first).
+/// The host fuzz's draws (its own mutation rules) on the shared generator, SupportCore's SplitMix64.
 struct FuzzRandom {
-    var state: UInt64
+    var generator: SplitMix64
 
-    init(seed: UInt64) { state = seed }
+    init(seed: UInt64) { generator = SplitMix64(seed: seed) }
 
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    mutating func next() -> UInt64 { generator.next() }
 
     mutating func int(_ range: Range<Int>) -> Int { range.lowerBound + Int(next() % UInt64(range.count)) }
     mutating func byte() -> UInt8 { UInt8(truncatingIfNeeded: next()) }

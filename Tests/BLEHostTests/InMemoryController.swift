@@ -3,6 +3,7 @@ import HCI
 import Synchronization
 @testable import BLEHost
 import PosixThreads
+import SupportCore
 
 /// An ``HCITransport`` with a scripted controller behind it, for the host-level fuzz test:
 /// commands get success answers (LE Read Buffer Size 27 x 4, LE Create Connection completes at
@@ -21,6 +22,8 @@ final class InMemoryController: HCITransport {
     private let delivery = Mutex(Delivery())
     private let sentCount = Mutex(0)
     private let sent = Mutex<[H4Packet]>([])
+    /// Counts what the host sent; every packet wakes ``waitForSent(timeout:_:)``.
+    private let sentTotal = Watched(0)
     /// Whether ACL from the host gets a Number Of Completed Packets at once.
     let completesACL: Bool
     /// Whether LE Create Connection completes at once (else only LE Create Connection Cancel ends it).
@@ -35,6 +38,13 @@ final class InMemoryController: HCITransport {
     }
 
     var packetsFromHost: Int { sentCount.withLock { $0 } }
+
+    /// Waits until `condition` holds, looking again as each packet from the host arrives;
+    /// false after `timeout` seconds.
+    @discardableResult
+    func waitForSent(timeout: Double = 10, _ condition: () -> Bool) async -> Bool {
+        await sentTotal.wait(timeout: timeout) { _ in condition() }
+    }
 
     /// Every packet the host sent, in order, and forgets them.
     func takeSent() -> [H4Packet] {
@@ -105,6 +115,7 @@ final class InMemoryController: HCITransport {
     func send(_ packet: H4Packet) throws(TransportError) {
         sentCount.withLock { $0 += 1 }
         sent.withLock { $0.append(packet) }
+        sentTotal.update { $0 += 1 }
         switch packet.type {
         case .command:
             guard packet.bytes.count >= 3 else { return }

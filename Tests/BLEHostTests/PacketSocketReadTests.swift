@@ -5,6 +5,7 @@ import Logging
 import Synchronization
 import XCTest
 import PosixThreads
+import SupportCore
 
 /// The user channel's semantics without a kernel Bluetooth stack: a `SOCK_SEQPACKET` pair
 /// returns one packet per `read`, as the HCI socket does.
@@ -19,12 +20,13 @@ final class PacketSocketReadTests: XCTestCase {
         let transport = FileDescriptorTransport(descriptor: pair[0], name: "seqpacket", loop: loop, logger: Logger(label: "test"))
         defer { transport.close() }
         XCTAssertTrue(FileDescriptorTransport.isPacketSocket(pair[0]))
-        let received = Mutex((packets: [UInt16](), reads: Set<UInt64>()))
+        struct Received: Sendable { var packets: [UInt16] = [], reads: Set<UInt64> = [] }
+        let received = Watched(Received())
         transport.start(receive: { next in
             let read = loop.currentRead
             while let packet = next() {
                 let number = UInt16(packet.bytes[packet.bytes.startIndex + 2]) | UInt16(packet.bytes[packet.bytes.startIndex + 3]) << 8
-                received.withLock { $0.packets.append(number); $0.reads.insert(read) }
+                received.update { $0.packets.append(number); $0.reads.insert(read) }
             }
         }, ended: { _ in })
 
@@ -39,16 +41,11 @@ final class PacketSocketReadTests: XCTestCase {
         }
         // The first is read at once and starts an interval; the rest queue in the socket meanwhile.
         send(0)
-        let deadline = ContinuousClock.now + .seconds(5)
-        while received.withLock({ $0.packets.isEmpty }), ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        _ = await received.wait(timeout: 5) { !$0.packets.isEmpty }
         let count: UInt16 = 200
         for number in 1..<count { send(number) }
-        while received.withLock({ $0.packets.count }) < Int(count), ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        let result = received.withLock { $0 }
+        _ = await received.wait(timeout: 5) { $0.packets.count >= Int(count) }
+        let result = received.value
         XCTAssertEqual(result.packets, Array(0..<count), "every queued packet, once, in order")
         XCTAssertLessThanOrEqual(result.reads.count, 3, "one wake-up took the queued packets, not one per interval")
     }

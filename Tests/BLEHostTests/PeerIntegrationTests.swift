@@ -4,6 +4,7 @@ import HCI
 import Logging
 import PeerSupport
 import XCTest
+import SupportCore
 
 /// The real stack (H4/TCP transport, BLEHost, GATT client) against the bumble MetaWear peer.
 final class PeerIntegrationTests: XCTestCase {
@@ -174,11 +175,9 @@ final class PeerIntegrationTests: XCTestCase {
         let request = try XCTUnwrap(reply["request"] as? [String: Any])
         XCTAssertEqual(request["result"] as? String, "accepted")
         // The LE Connection Update that follows completes at once in bumble.
-        var status = await host.status()
-        for _ in 0..<100 where status.connections.first?.intervalMs != 30 {
-            try await Task.sleep(for: .milliseconds(20))
-            status = await host.status()
-        }
+        // The host announces no parameter change; its status is polled until the new interval shows.
+        _ = await eventually(timeout: 10) { await host.status().connections.first?.intervalMs == 30 }
+        let status = await host.status()
         XCTAssertEqual(status.parameterRequestsAccepted, 1)
         XCTAssertEqual(status.connections.first?.intervalMs, 30)
         XCTAssertEqual(status.connections.first?.supervisionTimeoutMs, 4000)
@@ -272,12 +271,9 @@ final class PeerIntegrationTests: XCTestCase {
         XCTAssertFalse(connected)
         let status = await host.status()
         XCTAssertEqual(status.state, .stopped)
-        var controller: [String: Any] = [:]
-        for _ in 0..<50 {
-            controller = try peer.status().controller
-            if controller["hci_client_connected"] as? Bool == false { break }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        // The peer's control socket answers questions only; it is asked until the link is gone.
+        _ = await eventually(timeout: 10) { (try? peer.status().controller["hci_client_connected"] as? Bool) == false }
+        let controller = try peer.status().controller
         XCTAssertEqual(controller["hci_client_connected"] as? Bool, false)
         let sensors = try peer.status().sensors
         XCTAssertEqual(sensors.filter { $0["connected"] as? Bool == true }.count, 0)

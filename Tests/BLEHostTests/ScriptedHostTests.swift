@@ -34,10 +34,9 @@ final class ScriptedHostTests: XCTestCase {
         controller.inject(ACLPacket(handle: handle, packetBoundary: .firstFlushable, data: frame).h4Bytes())
     }
 
+    /// Waits until `condition` holds for what the host sent to `controller` (each packet wakes it).
     func waitFor(_ condition: () -> Bool) async throws {
-        for _ in 0..<200 where !condition() {
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        await controller.waitForSent(condition)
     }
 
     func testRemoteConnectionParameterRequestIsRepliedOrRefused() async throws {
@@ -201,7 +200,8 @@ final class ScriptedHostTests: XCTestCase {
         XCTAssertEqual(status.connections.first?.aclQueued, 6)
         stingy.inject(HCIEvent.numberOfCompletedPackets(NumberOfCompletedPacketsEvent(
             entries: [.init(connectionHandle: 0x40, numCompletedPackets: 2)])).h4Bytes())
-        try await Task.sleep(for: .milliseconds(50))
+        // The two freed buffers take two of the queued writes: the controller receives them.
+        await stingy.waitForSent { stingy.l2capFrames().count >= 6 }
         status = await host.status()
         XCTAssertEqual(status.aclPacketsSent, 6)
         stingy.inject(HCIEvent.disconnectionComplete(DisconnectionCompleteEvent(status: .success, connectionHandle: 0x40,
@@ -219,7 +219,7 @@ final class ScriptedHostTests: XCTestCase {
         try await host.start()
         let address = try BluetoothAddress(parsing: "C4:BE:84:00:00:03")
         let attempt = Task { try await host.connect(to: address, addressType: .public, timeout: .seconds(30)) }
-        try await waitFor { !slow.commands(.leCreateConnection).isEmpty }
+        await slow.waitForSent { !slow.commands(.leCreateConnection).isEmpty }
         attempt.cancel()
         do {
             _ = try await attempt.value

@@ -276,7 +276,9 @@ final class HomeAssistantDiscoveryTests: XCTestCase {
         let fresh = try await subscriber(["homeassistant/#"])
         let settled = await fresh.wait(timeout: 10) { messages in kept.isSubset(of: Set(messages.map(\.topic))) }
         XCTAssertTrue(settled)
-        try await Task.sleep(for: .milliseconds(500))
+        // Every retained message of the subscription has arrived once a marker sent after them has.
+        let synced = await fresh.sync()
+        XCTAssertTrue(synced)
         XCTAssertEqual(Set(fresh.messages.filter(\.retained).map(\.topic)), kept, "retained configs after the restart")
         // The list no longer has B's topics once the broker acknowledged their clearing.
         let forgotten = await eventually(timeout: 5) {
@@ -316,7 +318,8 @@ final class HomeAssistantDiscoveryTests: XCTestCase {
         XCTAssertFalse(HomeAssistantService.isNeeded(configuration))
         let fresh = try await subscriber()
         _ = await fresh.wait(timeout: 2) { $0.contains { $0.topic == Self.statusTopic } }
-        try await Task.sleep(for: .milliseconds(300))
+        let synced = await fresh.sync()
+        XCTAssertTrue(synced)
         XCTAssertEqual(fresh.messages.filter(\.retained).map(\.topic), [Self.statusTopic], "only the presence document is retained")
         await second.stop()
     }

@@ -1,6 +1,7 @@
 import Foundation
 import JSON
 import XCTest
+import SupportCore
 
 /// What the parser accepts: RFC 8259 and nothing more, with numbers split into integers and
 /// doubles exactly as JSONDecoder split them when it decoded `JSONValue`.
@@ -29,7 +30,7 @@ final class JSONParserGrammarTests: XCTestCase {
     }
 
     func testRandomNumbersAreClassifiedAsJSONDecoderDid() throws {
-        var random = SeededRandom(seed: 8259)
+        var random = SplitMix64(seed: 8259)
         for _ in 0..<3000 {
             var text = random.next() % 2 == 0 ? "-" : ""
             let integerDigits = Int(random.next() % 20) + 1
@@ -102,21 +103,7 @@ final class JSONParserGrammarTests: XCTestCase {
     }
 }
 
-/// SplitMix64: the same numbers on every run, so that a failure reproduces.
-struct SeededRandom {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var mixed = state
-        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-        return mixed ^ (mixed >> 31)
-    }
-
-    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-
+/// The grammar tests' draws on the shared generator (SupportCore's SplitMix64).
+extension SplitMix64 {
     mutating func digits(_ count: Int) -> String { String((0..<count).map { _ in Character(String(next() % 10)) }) }
 }

@@ -1,12 +1,13 @@
 import Foundation
 import JSON
 import XCTest
+import SupportCore
 
 /// Properties over many inputs: what `encoded()` writes parses back to the same value, and no
 /// damaged document traps; every rejection still says where.
 final class JSONParserPropertyTests: XCTestCase {
     func testRandomValuesRoundTrip() throws {
-        var random = SeededRandom(seed: 2026)
+        var random = SplitMix64(seed: 2026)
         for round in 0..<400 {
             let value = randomValue(&random, depth: 0)
             for layout: JSONLayout in [.sortedKeys, .compact, [.prettyPrinted, .withoutEscapingSlashes]] {
@@ -58,7 +59,7 @@ final class JSONParserPropertyTests: XCTestCase {
         XCTAssertGreaterThan(tried, 10_000)
     }
 
-    private func randomValue(_ random: inout SeededRandom, depth: Int) -> JSONValue {
+    private func randomValue(_ random: inout SplitMix64, depth: Int) -> JSONValue {
         switch random.below(depth < 4 ? 9 : 6) {
         case 0: return .null
         case 1: return .bool(random.next() % 2 == 0)
@@ -73,7 +74,7 @@ final class JSONParserPropertyTests: XCTestCase {
         }
     }
 
-    private func randomInteger(_ random: inout SeededRandom) -> Int64 {
+    private func randomInteger(_ random: inout SplitMix64) -> Int64 {
         switch random.below(4) {
         case 0: [Int64.min, Int64.max, 0, -1, 1 << 53, -(1 << 53) - 1][random.below(6)]
         case 1: Int64(bitPattern: random.next())
@@ -83,7 +84,7 @@ final class JSONParserPropertyTests: XCTestCase {
 
     /// A double that is not integral in `Int64`'s range: such a value is written as an integer
     /// (`2.0` as `2`) and reads back as `.integer`, by design.
-    private func randomDouble(_ random: inout SeededRandom) -> Double {
+    private func randomDouble(_ random: inout SplitMix64) -> Double {
         while true {
             let candidate = switch random.below(3) {
             case 0: Double(bitPattern: random.next())
@@ -94,7 +95,7 @@ final class JSONParserPropertyTests: XCTestCase {
         }
     }
 
-    private func randomString(_ random: inout SeededRandom) -> String {
+    private func randomString(_ random: inout SplitMix64) -> String {
         let pool: [Unicode.Scalar] = ["a", "Z", "0", " ", "\"", "\\", "/", "\n", "\t", "\u{0}", "\u{1F}", "\u{7F}", "é", "✓", "\u{2028}", "\u{FEFF}", "😀", "\u{10FFFF}"]
         var text = String.UnicodeScalarView()
         for _ in 0..<random.below(12) { text.append(pool[random.below(pool.count)]) }

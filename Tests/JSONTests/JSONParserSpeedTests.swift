@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import SupportCore
 import XCTest
 
 /// Prints how long the parser and JSONDecoder take over a 100 KB document; asserts only that
@@ -23,7 +24,7 @@ final class JSONParserSpeedTests: XCTestCase {
     /// and short arrays, some strings with escapes and non-ASCII text.
     static func document(approximateBytes: Int) -> [UInt8] {
         var items: [JSONValue] = []
-        var random = SeededRandom(seed: 100)
+        var random = SplitMix64(seed: 100)
         var size = 0
         while size < approximateBytes {
             let item: JSONValue = [

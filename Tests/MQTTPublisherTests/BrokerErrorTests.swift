@@ -52,11 +52,11 @@ final class BrokerErrorTests: XCTestCase {
             "cafile \(certs.file("ca.pem"))", "certfile \(certs.file("server.pem"))", "keyfile \(certs.file("server.key"))",
         ])
         // The TLS listener is the second one: find its port in the config.
+        // start() returns on "running": every listener is open by then.
         try broker.start()
         let config = try String(contentsOfFile: broker.directory.file("mosquitto.conf"), encoding: .utf8)
         let tlsPort = Int(config.split(separator: "\n").filter { $0.hasPrefix("listener") }[1].split(separator: " ")[1])!
-        let listening = await eventually(timeout: 5) { MosquittoBroker.canConnect(port: tlsPort) }
-        XCTAssertTrue(listening)
+        XCTAssertTrue(MosquittoBroker.canConnect(port: tlsPort))
         let gateway = try Gateway(port: tlsPort) { $0.tls = .init(caFile: certs.file("other-ca.pem")) }
         try await assertReportedAndRetried(gateway, kind: .tls, messageContains: "certificate verify failed")
         broker.stop()
@@ -115,15 +115,14 @@ final class RefusedPublishTests: XCTestCase {
         let refused = await eventually(timeout: 10) { await gateway.publisher.status.rejected > 0 }
         XCTAssertTrue(refused)
         // mosquitto 2.0.11 drops the connection ("Bad socket read/write") right after some denied
-        // publishes; the publisher reconnects, and the refused rows are still not dropped.
-        try await Task.sleep(for: .milliseconds(500))
+        // publishes; the publisher reconnects, and the allowed rows are acknowledged on the new
+        // connection: wait for that, then the refused rows must still not be dropped.
+        let delivered = await eventually(timeout: 10) { await gateway.publisher.status.acknowledged > 0 }
+        XCTAssertTrue(delivered, "allowed topics are still delivered")
         // Still pending, or parked once refused `parkAfterRefusals` times (ParkedRowsTests).
         let remaining = try await gateway.store.pendingOutbox(after: 0, limit: 1000).map(\.topic)
         let parked = try await gateway.store.outboxStats().parked
         XCTAssertTrue(remaining.contains { $0.hasPrefix("records/") } || parked > 0, "\(remaining), parked \(parked)")
-        // After such a drop the allowed rows are acknowledged on the new connection: wait for it.
-        let delivered = await eventually(timeout: 10) { await gateway.publisher.status.acknowledged > 0 }
-        XCTAssertTrue(delivered, "allowed topics are still delivered")
         if ProcessInfo.processInfo.environment["SHOW_BROKER_LOG"] != nil { print((try? String(contentsOfFile: broker.logFile, encoding: .utf8)) ?? "") }
         await gateway.stop()
         broker.stop()
@@ -162,8 +161,11 @@ final class ParkedRowsTests: XCTestCase {
 
         // The operator fixes the ACL (mosquitto re-reads it on SIGHUP) and asks for a resync.
         try "topic readwrite #\n".write(toFile: acl, atomically: true, encoding: .utf8)
+        let linesBefore = broker.logLines.count
         XCTAssertEqual(broker.signal(SIGHUP), 0)
-        try await Task.sleep(for: .milliseconds(300))
+        // mosquitto handles the reload before it serves anything more: once it said so, the ACL holds.
+        let reloaded = await broker.waitForLog(containing: "Reloading config", after: linesBefore)
+        XCTAssertTrue(reloaded)
         let subscriber = TestSubscriber()
         try await subscriber.connect(port: broker.port, topics: ["records/+"])
         gateway.publisher.resync()

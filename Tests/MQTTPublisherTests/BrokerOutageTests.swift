@@ -30,7 +30,16 @@ final class BrokerOutageTests: XCTestCase {
                 for batch in 0..<6 { try await gateway.feed(sensor: sensor, startMs: start, from: Int64(batch * 40), count: 40) }
                 _ = try await gateway.engine.stopSession(device: device)
             }
-            try await Task.sleep(for: .milliseconds(300))
+            if third == 0 {
+                // The first third reaches the subscriber before the outage: its closed records arrive.
+                let first = Set(sessions.map { "records/\($0)" })
+                let delivered = await subscriber.wait(timeout: 20) { messages in
+                    first.isSubset(of: Set(messages.filter { ((try? jsonObject($0.payload))?["timestamp"] is NSNumber) }.map(\.topic)))
+                }
+                XCTAssertTrue(delivered, "the first third before the outage")
+            }
+            // The middle third is committed while the broker is down (stop() waited for its exit);
+            // the last after start() saw it running again.
         }
         let drained = await gateway.waitForEmptyOutbox(timeout: 30)
         XCTAssertTrue(drained)

@@ -23,7 +23,9 @@ final class RetainedRecordsTests: XCTestCase {
         try await subscriber.connect(port: broker.port, topics: ["records/+"])
         let gotRetained = await subscriber.wait(timeout: 5) { $0.count >= 3 }
         XCTAssertTrue(gotRetained)
-        try await Task.sleep(for: .milliseconds(200))
+        // Whatever else the broker held for this subscription has arrived once a marker sent after it has.
+        let synced = await subscriber.sync()
+        XCTAssertTrue(synced)
         let retained = subscriber.messages
         XCTAssertEqual(retained.count, 3)
         XCTAssertTrue(retained.allSatisfy(\.retained))

@@ -1,6 +1,7 @@
 import XCTest
 
 @testable import MetaWear
+import SupportCore
 
 final class SampleClockTests: XCTestCase {
     struct Stamp {

@@ -1,4 +1,5 @@
 import Foundation
+import SupportCore
 import XCTest
 
 /// The emulated MetaWear peer (Tests/Peers/metawear_peer.py) as a child process, one per test
@@ -9,6 +10,8 @@ import XCTest
 /// prove the real path.
 public final class MetaWearPeer: @unchecked Sendable {
     let process: Process
+    /// Opens when the peer exits (the process's termination handler).
+    let exited = Latch()
     public let hciPort: Int
     public let controlPort: Int
 
@@ -41,6 +44,8 @@ public final class MetaWearPeer: @unchecked Sendable {
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
+        let exited = self.exited
+        process.terminationHandler = { _ in exited.open() }
         try process.run()
         // Read the READY line (the peer prints nothing else on stdout).
         var line = Data()
@@ -96,15 +101,13 @@ public final class MetaWearPeer: @unchecked Sendable {
     /// when a dongle is pulled or an emulator crashes. A new peer may then listen on ``hciPort``.
     public func kill() {
         Glibc.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        _ = exited.waitBlocking(timeout: 30)
     }
 
     public func stop() {
         _ = try? control(["cmd": "stop"])
-        let deadline = Date().addingTimeInterval(2)
-        while process.isRunning, Date() < deadline { usleep(20_000) }
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
+        if !exited.waitBlocking(timeout: 2) { process.terminate() }
+        _ = exited.waitBlocking(timeout: 30)
     }
 }
 

@@ -37,6 +37,7 @@ final class ControllerLossTests: XCTestCase {
         process.arguments = ["run", "--config", configPath]
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: daemonLog))
         process.standardOutput = FileHandle.nullDevice
+        let exited = process.exitLatch()
         try process.run()
         defer { if process.isRunning { process.terminate() } }
         func logTail() -> String {
@@ -70,9 +71,8 @@ final class ControllerLossTests: XCTestCase {
         XCTAssertGreaterThan((sensorField(resumed, "reconnects") as? NSNumber)?.intValue ?? 0, 0, sensorConnection(resumed))
 
         kill(process.processIdentifier, SIGTERM)
-        let stopDeadline = Date().addingTimeInterval(15)
-        while process.isRunning, Date() < stopDeadline { try await Task.sleep(for: .milliseconds(50)) }
-        XCTAssertFalse(process.isRunning, logTail())
+        let stopped = await exited.wait(timeout: 15)
+        XCTAssertTrue(stopped, logTail())
         XCTAssertEqual(process.terminationStatus, 0, logTail())
 
         let store = try GyroStore.open(directory: directory.path, logger: testLogger())
@@ -96,15 +96,14 @@ final class ControllerLossTests: XCTestCase {
 
     private func waitForStatus(_ configPath: String, _ what: String, _ context: () -> String = { "" },
                                until condition: ([String: Any]) -> Bool) async throws -> [String: Any] {
-        let deadline = Date().addingTimeInterval(60)
+        // The admin API has no long-poll: `gyrogate status` is asked again until the condition holds.
         var last: [String: Any] = [:]
-        while Date() < deadline {
-            if let status = try? daemonStatus(configPath) {
-                last = status
-                if condition(status) { return status }
-            }
-            try await Task.sleep(for: .milliseconds(250))
+        let met = try await poll(timeout: 60) { () -> [String: Any]? in
+            guard let status = try? daemonStatus(configPath) else { return nil }
+            last = status
+            return condition(status) ? status : nil
         }
+        if let met { return met }
         XCTFail("timed out waiting for \(what); last status: radio \(last["radio"] ?? "-"), capture \(last["capture"] ?? "-"), "
                 + "sensors \(last["sensors"] ?? "-")\n\(context())")
         throw StatusTimeout(what: what)

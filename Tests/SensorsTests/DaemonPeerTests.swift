@@ -29,6 +29,7 @@ final class DaemonPeerTests: XCTestCase {
         process.arguments = ["run", "--config", directory.file("config.json")]
         process.standardError = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
+        let exited = process.exitLatch()
         try process.run()
         defer { if process.isRunning { process.terminate() } }
         // Streaming, with more than the 400 samples checked below sent.
@@ -41,12 +42,12 @@ final class DaemonPeerTests: XCTestCase {
         XCTAssertEqual((running["gyro"] as? [String: Any])?["odr_hz"] as? Double, 200)
         XCTAssertGreaterThan(running["led_commands"] as? Int ?? 0, 0)
         kill(process.processIdentifier, SIGTERM)
-        let deadline = Date().addingTimeInterval(10)
-        while process.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        let stopped = await exited.wait(timeout: 10)
+        XCTAssertTrue(stopped)
         XCTAssertFalse(process.isRunning)
         XCTAssertEqual(process.terminationStatus, 0)
-        let stopped = try peer.status().sensors[0]
-        XCTAssertEqual((stopped["gyro"] as? [String: Any])?["streaming"] as? Bool, false, "stopped on shutdown")
+        let board = try peer.status().sensors[0]
+        XCTAssertEqual((board["gyro"] as? [String: Any])?["streaming"] as? Bool, false, "stopped on shutdown")
 
         let store = try GyroStore.open(directory: directory.path, logger: testLogger())
         let sessions = try await store.sessions()
@@ -79,11 +80,17 @@ final class DaemonPeerTests: XCTestCase {
         let process = Process()
         process.executableURL = builtProductsDirectory().appendingPathComponent("gyrogate")
         process.arguments = ["run", "--config", directory.file("config.json")]
-        process.standardError = FileHandle.nullDevice
+        // Its log is read as it comes: the retry on the missing controller is the event waited for.
+        let (log, writer) = try OutputLines.pipe()
+        let logHandle = FileHandle(fileDescriptor: writer, closeOnDealloc: true)
+        process.standardError = logHandle
         process.standardOutput = FileHandle.nullDevice
+        let exited = process.exitLatch()
         try process.run()
+        try? logHandle.close()
         defer { if process.isRunning { process.terminate() } }
-        try await Task.sleep(for: .seconds(2))
+        let retrying = await log.wait(timeout: 30) { $0.contains("bluetooth controller unavailable; retrying") }
+        XCTAssertNotNil(retrying, "the gateway retries a missing controller: \(log.text)")
         XCTAssertTrue(process.isRunning, "a missing controller must not stop the gateway")
 
         let peer = try MetaWearPeer(sensors: 1, hciPort: port)
@@ -96,8 +103,8 @@ final class DaemonPeerTests: XCTestCase {
             return runs.last?["sent"] as? Int ?? 0 >= 50
         }
         kill(process.processIdentifier, SIGTERM)
-        let stopDeadline = Date().addingTimeInterval(10)
-        while process.isRunning, Date() < stopDeadline { try await Task.sleep(for: .milliseconds(50)) }
+        let stopped = await exited.wait(timeout: 10)
+        XCTAssertTrue(stopped)
         XCTAssertEqual(process.terminationStatus, 0)
         let store = try GyroStore.open(directory: directory.path, logger: testLogger())
         let sessions = try await store.sessions()

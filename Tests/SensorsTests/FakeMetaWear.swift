@@ -3,6 +3,7 @@ import Foundation
 import MetaWear
 import Sensors
 import PosixThreads
+import TestSupport
 
 /// An in-process emulated MetaWear (MetaMotion R or S) behind a ``MetaWearLink``, with the test
 /// peer's waveform (x = int16(n), y = round(10000·sin(2πn/ODR)), z = int16(−n)) and its faults:
@@ -118,6 +119,7 @@ final class FakeMetaWear: @unchecked Sendable {
         if register == 0x80 {
             let answer = moduleInfo(module)
             let delay = discoveryDelay
+            // why: a board slow to answer discovery is the behaviour under test (the answer timeout doubles until it fits).
             if delay == .zero { notify(answer) } else { Task { try? await Task.sleep(for: delay); self.notify(answer) } }
             return
         }
@@ -164,6 +166,7 @@ final class FakeMetaWear: @unchecked Sendable {
         guard streamer == nil else { return }
         streamer = Task.detached { [weak self] in
             while !Task.isCancelled {
+                // why: the fake board's sample clock: it emits every sample due each 2 ms, as a board streams in real time.
                 try? await Task.sleep(for: .milliseconds(2))
                 self?.produce()
             }
@@ -290,9 +293,14 @@ final class FakeMetaWear: @unchecked Sendable {
 /// Connects to fake boards by address.
 struct FakeConnector: MetaWearConnector {
     let boards: [String: FakeMetaWear]
+    /// Counts the scans made, for a test to wait on.
+    var scans = Watched(0)
     func connect(address: String, timeout: Duration) async throws -> any MetaWearLink {
         guard let board = boards[address] else { throw CancellationError() }
         return board.connect()
     }
-    func scan(timeout: Duration) async throws -> [String] { Array(boards.keys).sorted() }
+    func scan(timeout: Duration) async throws -> [String] {
+        scans.update { $0 += 1 }
+        return Array(boards.keys).sorted()
+    }
 }

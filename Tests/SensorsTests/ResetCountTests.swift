@@ -77,9 +77,10 @@ extension ResetCountTests {
         settings.board.backfill = BoardOptions.Backfill(keep: .seconds(1))
         harness.start(sensors: 1, settings: settings)
         try await harness.waitUntilStreaming(1)
-        try await Task.sleep(for: .seconds(1))  // paces the stream before the outage
+        try await harness.waitForSamples(100)  // a second of the stream before the outage
         try harness.peer.control(["cmd": "drop_link", "sensor": 0, "away_s": 2])
-        try await Task.sleep(for: .seconds(1))  // out of reach for a second before the reset
+        // Out of reach before the reset: the supervisor saw the link go.
+        try await waitForStatus(harness.supervisors[0], "the outage noticed") { $0.state != .streaming }
         try harness.peer.control(["cmd": "delay_clock_reply", "sensor": 0, "delay_ms": 60])
         try harness.peer.control(["cmd": "restart", "sensor": 0, "keep_state": false])
         try await waitForStatus(harness.supervisors[0], "the backfill after the reset") { $0.backfilledSamples > 0 && $0.state == .streaming }

@@ -22,7 +22,12 @@ final class SensorFleetTests: XCTestCase {
                                 settings: SupervisorSettings(board: BoardOptions(gyro: .init(outputDataRate: .hz50, range: .dps2000))),
                                 logger: testLogger())
         let task = Task { await fleet.run(connector: connector) }
-        try await Task.sleep(for: .seconds(1.5))
+        try await waitFor("two sensors streaming") {
+            let status = await fleet.status()
+            return status.count == 2 && status.allSatisfy { $0.state == .streaming && $0.samplesReceived > 0 }
+        }
+        // Full after its first scan, the fleet scans no more: nothing can join past the limit.
+        XCTAssertEqual(connector.scans.value, 1, "a full fleet stops scanning")
         let status = await fleet.status()
         task.cancel()
         await task.value

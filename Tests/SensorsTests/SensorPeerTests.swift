@@ -76,17 +76,23 @@ final class SensorPeerTests: XCTestCase {
         }
 
         func waitUntilStreaming(_ count: Int, timeout: Double = 20) async throws {
-            let deadline = Date().addingTimeInterval(timeout)
-            while Date() < deadline {
+            try await waitFor("\(count) sensors streaming", timeout: timeout) {
                 var streaming = 0
-                for supervisor in supervisors {
+                for supervisor in self.supervisors {
                     let status = await supervisor.status()
                     if status.state == .streaming, status.samplesReceived > 0 { streaming += 1 }
                 }
-                if streaming >= count { return }
-                try await Task.sleep(for: .milliseconds(100))
+                return streaming >= count
             }
-            XCTFail("only some sensors streaming after \(timeout) s")
+        }
+
+        /// Waits until every supervisor received `samples` more than it had (the stream ran that long).
+        func waitForSamples(_ samples: Int64, timeout: Double = 60) async throws {
+            var starts: [Int64] = []
+            for supervisor in supervisors { starts.append(await supervisor.status().samplesReceived) }
+            for (supervisor, start) in zip(supervisors, starts) {
+                try await waitForStatus(supervisor, "\(samples) more samples", timeout: timeout) { $0.samplesReceived >= start + samples }
+            }
         }
     }
 
@@ -132,7 +138,7 @@ final class SensorPeerTests: XCTestCase {
         try harness.peer.control(["cmd": "set_battery", "sensor": 0, "percent": 77, "mv": 3950])
         harness.start(sensors: 1, settings: Self.settings(odr: .hz100))
         try await harness.waitUntilStreaming(1)
-        try await Task.sleep(for: .seconds(3))
+        try await harness.waitForSamples(300)  // 3 s at 100 Hz
         let running = try harness.sensor(0)
         let gyro = running["gyro"] as? [String: Any] ?? [:]
         XCTAssertEqual(gyro["odr_hz"] as? Double, 100)
@@ -156,7 +162,7 @@ final class SensorPeerTests: XCTestCase {
         defer { Task { await harness.shutdown() } }
         harness.start(sensors: 1, settings: Self.settings(odr: .hz400, range: .dps1000))
         try await harness.waitUntilStreaming(1)
-        try await Task.sleep(for: .seconds(3))
+        try await harness.waitForSamples(1200)  // 3 s at 400 Hz
         let gyro = try harness.sensor(0)["gyro"] as? [String: Any] ?? [:]
         XCTAssertEqual(gyro["odr_hz"] as? Double, 400)
         XCTAssertEqual(gyro["subscribed_packed"] as? Bool, false)
@@ -177,7 +183,7 @@ final class SensorPeerTests: XCTestCase {
         settings.board.accelerometer = Accelerometer.Configuration(outputDataRate: .hz50, range: .g4)
         harness.start(sensors: 1, settings: settings)
         try await harness.waitUntilStreaming(1)
-        try await Task.sleep(for: .seconds(3))
+        try await harness.waitForSamples(450)  // 3 s or more of both streams (100 Hz gyro, 50 Hz accelerometer)
         let acc = try harness.sensor(0)["acc"] as? [String: Any] ?? [:]
         XCTAssertEqual(acc["odr_hz"] as? Double, 50)
         XCTAssertEqual(acc["streaming"] as? Bool, true)
@@ -315,10 +321,13 @@ final class SensorPeerTests: XCTestCase {
         harness.start(sensors: 4, settings: Self.settings(odr: .hz100))
         try await harness.waitUntilStreaming(4)
         let cpuBefore = Self.processCPUSeconds()
-        try await Task.sleep(for: .seconds(seconds))
+        let started = ContinuousClock.now
+        try await harness.waitForSamples(Int64(seconds * 100), timeout: seconds * 3)  // the stream's own clock: `seconds` of samples
+        let took = ContinuousClock.now - started
+        let elapsed = max(Double(took.components.seconds) + Double(took.components.attoseconds) * 1e-18, 0.001)
         let cpu = Self.processCPUSeconds() - cpuBefore
-        print("4 sensors × 100 Hz for \(Int(seconds)) s: gateway process (BLE host, boards, capture, store) used "
-              + "\(Int(cpu / seconds * 1000) / 10) % of one core")
+        print("4 sensors × 100 Hz for \(Int(elapsed)) s: gateway process (BLE host, boards, capture, store) used "
+              + "\(Int(cpu / elapsed * 1000) / 10) % of one core")
         try await harness.stopSupervisors()
         for index in 0..<4 {
             let samples = try await assertStoreMatchesPeer(harness, index: index, odr: 100, lsb: 16.4)

@@ -1,28 +1,18 @@
 import MetaWear
+import TestSupport
 import XCTest
 @testable import Sensors
 
 /// Gap detection from arrival times only (no counter on the wire), checked against the peer's
 /// waveform, where x = n tells the truth.
 final class StreamTrackerTests: XCTestCase {
-    struct Jitter {
-        var state: UInt64
-        mutating func next() -> Double {  // 0..<1, SplitMix64
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return Double((z ^ (z >> 31)) >> 11) / Double(1 << 53)
-        }
-    }
-
     /// Emulates a board: sample n is produced at n/odr, delivered `perNotification` at a time,
     /// arriving after 2 ms plus up to `jitter` s. `dropped` samples are never sent; `stall`
     /// holds every arrival inside (from, to) until `to`.
     func run(odr: Double, perNotification: Int = 1, count: Int, dropped: Set<Int> = [], jitter: Double = 0.004,
              stall: (from: Double, to: Double)? = nil, seed: UInt64 = 1) -> (StreamTracker, [TimestampedSample], [Int64]) {
         var tracker = StreamTracker(odrHz: odr, decoder: SampleDecoder(lsbPerUnit: 1))
-        var random = Jitter(state: seed)
+        var random = SplitMix64(seed: seed)
         var out: [TimestampedSample] = []
         var firstIndices: [Int64] = []
         var buffer: [RawTriple] = []
@@ -30,7 +20,7 @@ final class StreamTrackerTests: XCTestCase {
         for n in 0..<count where !dropped.contains(n) {
             buffer.append(RawTriple(x: Int16(truncatingIfNeeded: n), y: 0, z: Int16(truncatingIfNeeded: -n)))
             guard buffer.count == perNotification else { continue }
-            var arrival = 1000 + Double(n) / odr + 0.002 + jitter * random.next()
+            var arrival = 1000 + Double(n) / odr + 0.002 + jitter * random.unit()
             if let stall, arrival > stall.from, arrival < stall.to { arrival = stall.to }
             arrival = max(arrival, lastArrival)
             lastArrival = arrival

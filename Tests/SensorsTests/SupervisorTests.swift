@@ -91,11 +91,15 @@ final class SupervisorTests: XCTestCase {
                                           engine: engine, settings: settings(button: true), logger: testLogger())
         let connector = FakeConnector(boards: [address: fake])
         let task = Task { await supervisor.run(connector: connector) }
-        try await Task.sleep(for: .seconds(1))
+        let streaming = try await waitForStatus(supervisor, "streaming") { $0.state == .streaming && $0.samplesReceived > 0 }
         fake.pressButton()
-        try await Task.sleep(for: .seconds(1))
+        try await waitFor("a session opened by the button") { await engine.openSessions().count == 1 }
+        // About 100 samples into the session (1 s at 100 Hz), the second press closes it.
+        let opened = await supervisor.status().samplesReceived
+        XCTAssertGreaterThan(opened, 0, "\(streaming)")
+        try await waitForStatus(supervisor, "100 samples in the session") { $0.samplesReceived >= opened + 100 }
         fake.pressButton()
-        try await Task.sleep(for: .milliseconds(300))
+        try await waitFor("the session closed by the button") { await engine.openSessions().isEmpty }
         task.cancel()
         await task.value
         try await engine.flush()
@@ -117,8 +121,7 @@ final class SupervisorTests: XCTestCase {
                                           engine: engine, settings: settings, logger: testLogger())
         let connector = FakeConnector(boards: [address: fake])
         let task = Task { await supervisor.run(connector: connector) }
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline, await supervisor.status().samplesReceived < 50 { try await Task.sleep(for: .milliseconds(100)) }
+        try await waitForStatus(supervisor, "50 samples", timeout: 10) { $0.samplesReceived >= 50 }
         task.cancel()
         await task.value
         try await engine.flush()

@@ -38,7 +38,10 @@ public final class MosquittoBroker: @unchecked Sendable {
             "max_queued_messages 0",
             "user root",
             "log_dest file \(logFile)",
-            logEverything ? "log_type all" : "log_type notice",
+            // Also to the pipe the test reads (stderr is unbuffered): "running" says every listener is open.
+            "log_dest stderr",
+            // "running", "Reloading config." are information messages: the least a test waits on.
+            logEverything ? "log_type all" : "log_type notice\nlog_type information",
         ]
         if persistence {
             lines += ["persistence true", "persistence_location \(directory.path)/", "autosave_interval 1"]
@@ -46,15 +49,29 @@ public final class MosquittoBroker: @unchecked Sendable {
         lines += extraLines
         let config = directory.file("mosquitto.conf")
         try (lines.joined(separator: "\n") + "\n").write(toFile: config, atomically: true, encoding: .utf8)
-        let process = try ChildProcess(executable, ["-c", config], environment: environment)
+        let process = try ChildProcess(executable, ["-c", config], environment: environment, watchOutput: true)
         self.process = process
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            if Self.canConnect(port: port) { return }
-            guard process.isRunning else { throw BrokerError.exited(log: (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "") }
-            usleep(20_000)
+        let running = process.output?.waitBlocking(timeout: 10) { $0.hasSuffix(" running") }
+        guard running == nil else { return }
+        if !process.isRunning || process.output?.state.value.ended == true {
+            throw BrokerError.exited(log: process.output?.text ?? "")
         }
         throw BrokerError.notListening(port)
+    }
+
+    /// The running broker's log lines so far (what it wrote since its last `start`).
+    public var logLines: [String] { process?.output?.lines ?? [] }
+
+    /// Waits until `condition` holds for the running broker's log lines (each new line wakes it).
+    public func output(timeout: Double = 10, until condition: @escaping ([String]) -> Bool) async -> Bool {
+        guard let output = process?.output else { return false }
+        return await output.state.wait(timeout: timeout) { condition($0.lines) }
+    }
+
+    /// Waits until the running broker logs a line containing `text` (counting from line `after`).
+    public func waitForLog(containing text: String, after: Int = 0, timeout: Double = 10) async -> Bool {
+        guard let output = process?.output else { return false }
+        return await output.wait(timeout: timeout, after: after) { $0.contains(text) } != nil
     }
 
     /// Sends a signal to the running broker (SIGHUP: mosquitto re-reads its ACL and password

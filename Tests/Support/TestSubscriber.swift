@@ -10,11 +10,17 @@ public final class TestSubscriber: @unchecked Sendable {
         public var text: String { String(decoding: payload, as: UTF8.self) }
     }
 
+    struct State: Sendable {
+        var received: [Message] = []
+        var subacks = 0
+        var connectedCount = 0
+        var markers: Set<String> = []
+    }
+
     let handle: OpaquePointer
-    let lock = NSLock()
-    var received: [Message] = []
-    var subscribed = false
-    var connectedCount = 0
+    let state = Watched(State())
+    /// Topics of ``sync(timeout:)``'s markers, kept out of ``messages``.
+    static let markerPrefix = "gyrogate-test/sync/"
 
     /// `clientId` and `cleanSession: false` make a persistent session that survives reconnects.
     public init(clientId: String? = nil, cleanSession: Bool = true) {
@@ -26,38 +32,49 @@ public final class TestSubscriber: @unchecked Sendable {
             let subscriber = Unmanaged<TestSubscriber>.fromOpaque(userdata!).takeUnretainedValue()
             let payload = message.payloadlen > 0 ? Array(UnsafeRawBufferPointer(start: message.payload, count: Int(message.payloadlen))) : []
             let item = Message(topic: String(cString: message.topic), payload: payload, retained: message.retain)
-            subscriber.lock.withLock { subscriber.received.append(item) }
+            subscriber.state.update { state in
+                if item.topic.hasPrefix(TestSubscriber.markerPrefix) { state.markers.insert(item.topic) } else { state.received.append(item) }
+            }
         }
         mosquitto_subscribe_callback_set(handle) { _, userdata, _, _, _ in
             let subscriber = Unmanaged<TestSubscriber>.fromOpaque(userdata!).takeUnretainedValue()
-            subscriber.lock.withLock { subscriber.subscribed = true }
+            subscriber.state.update { $0.subacks += 1 }
         }
         mosquitto_connect_callback_set(handle) { _, userdata, _ in
             let subscriber = Unmanaged<TestSubscriber>.fromOpaque(userdata!).takeUnretainedValue()
-            subscriber.lock.withLock { subscriber.connectedCount += 1 }
+            subscriber.state.update { $0.connectedCount += 1 }
         }
         mosquitto_reconnect_delay_set(handle, 1, 1, false)
     }
 
-    /// Connects, subscribes at `qos` and waits for SUBACK. libmosquitto reconnects by itself
+    /// Connects, subscribes at `qos` and waits for every SUBACK. libmosquitto reconnects by itself
     /// (a persistent session needs no new SUBSCRIBE).
     public func connect(port: Int, topics: [String], qos: Int32 = 1) async throws {
         guard mosquitto_connect(handle, "127.0.0.1", Int32(port), 30) == 0 else { throw SubscriberError.connectFailed }
         mosquitto_loop_start(handle)
+        let before = state.value.subacks
         for topic in topics { mosquitto_subscribe(handle, nil, topic, qos) }
-        guard await wait(timeout: 10, until: { _ in self.lock.withLock { self.subscribed } }) else { throw SubscriberError.noSuback }
+        guard await state.wait(timeout: 10, until: { $0.subacks >= before + topics.count }) else { throw SubscriberError.noSuback }
     }
 
-    public var messages: [Message] { lock.withLock { received } }
+    public var messages: [Message] { state.value.received }
 
-    /// Polls (test code only) until `condition` holds or `timeout` seconds pass.
+    /// Waits until `condition` holds for the messages received (each arrival wakes it), or
+    /// `timeout` seconds pass.
     public func wait(timeout: Double, until condition: @escaping ([Message]) -> Bool) async -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if condition(messages) { return true }
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        return condition(messages)
+        await state.wait(timeout: timeout) { condition($0.received) }
+    }
+
+    /// Returns once everything the broker had queued for this subscriber has arrived: publishes
+    /// a marker to itself and waits for it. The broker delivers in order, so every message it
+    /// sent before (the retained ones of a subscription, say) came first. False on timeout.
+    public func sync(timeout: Double = 10) async -> Bool {
+        let topic = Self.markerPrefix + UUID().uuidString
+        let before = state.value.subacks
+        mosquitto_subscribe(handle, nil, topic, 1)
+        guard await state.wait(timeout: timeout, until: { $0.subacks > before }) else { return false }
+        mosquitto_publish(handle, nil, topic, 0, nil, 1, false)
+        return await state.wait(timeout: timeout) { $0.markers.contains(topic) }
     }
 
     public func disconnect() {
@@ -74,12 +91,3 @@ public final class TestSubscriber: @unchecked Sendable {
     public enum SubscriberError: Error { case connectFailed, noSuback }
 }
 
-/// Polls (test code only) until `condition` holds or `timeout` seconds pass.
-public func eventually(timeout: Double, _ condition: @escaping @Sendable () async -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return await condition()
-}

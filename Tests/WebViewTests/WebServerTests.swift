@@ -140,7 +140,16 @@ final class WebServerTests: XCTestCase {
         // One viewer is the cap: a second is refused while the first holds its stream.
         let holder = Self.open(f.port, "GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         defer { close(holder) }
-        try await Task.sleep(for: .milliseconds(300))
+        // The server holds the stream for it once it answered: read the response head.
+        var head: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let deadline = Date().addingTimeInterval(10)
+        while !String(decoding: head, as: UTF8.self).contains("\r\n\r\n"), Date() < deadline {
+            let count = recv(holder, &buffer, buffer.count, 0)  // returns within the 200 ms SO_RCVTIMEO
+            if count == 0 { break }
+            if count > 0 { head += buffer[0..<count] }
+        }
+        XCTAssertTrue(String(decoding: head, as: UTF8.self).hasPrefix("HTTP/1.1 200"), String(decoding: head, as: UTF8.self))
         XCTAssertTrue(try get(f.port, "/events", seconds: 1).hasPrefix("HTTP/1.1 503"))
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import SupportCore
 import ZoneInfo
 
 /// Damaged zone files are errors that name the file and the damage, never traps.
@@ -106,17 +107,40 @@ final class MalformedTZifTests: XCTestCase {
         }
     }
 
-    /// Random damage: any outcome but a trap.
+    /// Random damage: a zone that answers within RFC 8536's offsets, the same again from the same
+    /// bytes, or a `malformed` error that names the file; never a trap. The seed is printed
+    /// (GYROGATE_TEST_SEED replays it) and quoted in every failure.
     func testRandomDamageNeverTraps() {
-        var generator = SystemRandomNumberGenerator()
-        for _ in 0..<2000 {
+        var generator = SplitMix64.fresh("testRandomDamageNeverTraps")
+        let seed = generator.seed
+        var parsed = 0, refused = 0
+        for round in 0..<2000 {
             var bytes = berlin
             for _ in 0..<Int.random(in: 1...8, using: &generator) {
                 bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
             }
-            if let zone = try? Zone(tzif: bytes, identifier: "x", source: "x") {
-                for instant in stride(from: -3_000_000_000, to: 5_000_000_000, by: 97_000_001) { _ = zone.offset(atEpochSeconds: instant) }
+            let context = "seed \(seed), round \(round)"
+            do {
+                let zone = try Zone(tzif: bytes, identifier: "x", source: "x")
+                parsed += 1
+                XCTAssertEqual(try? Zone(tzif: bytes, identifier: "x", source: "x"), zone, "the same bytes, the same zone; \(context)")
+                for instant in stride(from: -3_000_000_000, to: 5_000_000_000, by: 97_000_001) {
+                    let offset = zone.offset(atEpochSeconds: instant)
+                    XCTAssertTrue((-89_999...93_599).contains(offset), "offset \(offset) at \(instant); \(context)")
+                }
+            } catch {
+                refused += 1
+                guard case .malformed(let path, let problem) = error else {
+                    XCTFail("not a malformed-file error: \(error); \(context)")
+                    continue
+                }
+                XCTAssertEqual(path, "x", context)
+                XCTAssertFalse(problem.isEmpty, context)
+                XCTAssertTrue(error.description.hasPrefix("x is not a valid TZif zone file: "), "\(error); \(context)")
             }
         }
+        XCTAssertEqual(parsed + refused, 2000)
+        XCTAssertGreaterThan(parsed, 0, "some damage leaves a zone (bytes the reader skips); seed \(seed)")
+        XCTAssertGreaterThan(refused, 0, "some damage is refused; seed \(seed)")
     }
 }
