@@ -2,7 +2,7 @@
 import XCTest
 @testable import Capture
 
-/// A chunk's points fit the buffer reserved for them, and chunk ids are version 4 UUIDs.
+/// A chunk's points fit the buffer reserved for them, and chunk ids are time-ordered (version 7) UUIDs.
 final class ChunkDocumentSizeTests: XCTestCase {
     /// The longest points a chunk can hold: full-range negative axes with five decimals, a
     /// timestamp with three (the last millisecond of 2099); with and without a location.
@@ -25,23 +25,27 @@ final class ChunkDocumentSizeTests: XCTestCase {
         }
     }
 
-    func testChunkIdsAreLowercaseVersion4UUIDs() {
+    func testChunkIdsAreLowercaseTimeOrderedVersion7UUIDs() {
         var seen = Set<String>()
         for _ in 0..<1_000 {
             let id = ChunkId.random()
             XCTAssertEqual(id.count, 36)
             XCTAssertEqual(id.enumerated().filter { $0.element == "-" }.map(\.offset), [8, 13, 18, 23], id)
             XCTAssertTrue(id.allSatisfy { "0123456789abcdef-".contains($0) }, id)
-            XCTAssertEqual(Array(id)[14], "4", id)
+            XCTAssertEqual(Array(id)[14], "7", id)
             XCTAssertTrue("89ab".contains(Array(id)[19]), id)
             seen.insert(id)
         }
         XCTAssertEqual(seen.count, 1_000)
+        let before = ChunkId.random()
+        let now = UInt64(Date().timeIntervalSince1970 * 1000)
+        let stamped = UInt64(before.replacingOccurrences(of: "-", with: "").prefix(12), radix: 16) ?? 0
+        XCTAssertLessThanOrEqual(now - stamped, 1_000, "the high 48 bits are the clock's milliseconds")
     }
 
     func testChunkIdsPlaceTheirBitsAsUUIDText() {
-        XCTAssertEqual(ChunkId.format(high: 0x0123_4567_89AB_CDEF, low: 0xFEDC_BA98_7654_3210), "01234567-89ab-4def-bedc-ba9876543210")
-        XCTAssertEqual(ChunkId.format(high: 0, low: 0), "00000000-0000-4000-8000-000000000000")
-        XCTAssertEqual(ChunkId.format(high: .max, low: .max), "ffffffff-ffff-4fff-bfff-ffffffffffff")
+        XCTAssertEqual(ChunkId.format(high: 0x0123_4567_89AB_CDEF, low: 0xFEDC_BA98_7654_3210), "01234567-89ab-7def-bedc-ba9876543210")
+        XCTAssertEqual(ChunkId.format(high: 0, low: 0), "00000000-0000-7000-8000-000000000000")
+        XCTAssertEqual(ChunkId.format(high: .max, low: .max), "ffffffff-ffff-7fff-bfff-ffffffffffff")
     }
 }
