@@ -4,6 +4,7 @@
     .venv/bin/python Tests/Benchmarks/E2E/e2e_bench.py [--sensors 4] [--odr 100] [--seconds 30]
         [--gateway PATH] [--skip-reference] [--json OUT] [--check] [--keep-temp] [--viewers N]
         [--peer-control HOST:PORT --transport SPEC] [--during CMD] [--run-as USER]
+        [--store-from DIR [--max-store-bytes N]] [--chunk-size N]
 
 One run, everything on 127.0.0.1, in a temporary directory that is removed afterwards:
 
@@ -69,6 +70,15 @@ gyrogate phase only. --during runs a shell command when the window starts (a fau
 controller's btattach killed and restarted), with GYROGATE_ADMIN_SOCKET and GYROGATE_BINARY in
 its environment, and waits for it at the window's end. --run-as starts the gateway as that user
 with only the capabilities of deploy/gyrogate.service (ambient, through setpriv).
+
+A full store (--store-from DIR, a store filled by `store-filler fill`, Tests/Benchmarks/StoreSize):
+the files of DIR are copied into the gateway's data directory (on the ext4 image with --ext4,
+which is then made large enough to hold them) before the gateway starts; --max-store-bytes sets
+retention.maxStoreBytes (e.g. the store's size, to run it at its retention limit). The delivery
+figures then count only the peer's devices (the store's own sessions are republished at the
+start: retained records and daily sessions, and any chunks the fill left unpublished).
+--chunk-size sets capture.chunkSize. MQTT payload bytes per sample: the payload bytes the
+subscriber received in the window over all its topics, divided by the window's samples.
 """
 
 from __future__ import annotations
@@ -277,7 +287,8 @@ class Ext4Disk:
 
     SIZE = 512 << 20
 
-    def __init__(self, tmp: str):
+    def __init__(self, tmp: str, size: int = SIZE):
+        self.size = size
         self.image = os.path.join(tmp, "ext4.img")
         self.mount = os.path.join(tmp, "ext4")
         self.device: str | None = None
@@ -297,7 +308,7 @@ class Ext4Disk:
 
     def setup(self) -> str:
         with open(self.image, "wb") as f:
-            f.truncate(self.SIZE)
+            f.truncate(self.size)
         subprocess.run(["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", self.image],
                        check=True, capture_output=True, timeout=120)
         self.device = subprocess.run(["losetup", "-f", "--show", self.image], check=True, capture_output=True,
@@ -446,7 +457,7 @@ class Subscriber:
 
 # -- analysis ------------------------------------------------------------------------------
 
-def analyse(messages: list, peer_sensors: list[dict], odr: int) -> dict:
+def analyse(messages: list, peer_sensors: list[dict], odr: int, peer_devices_only: bool = False) -> dict:
     chunks: dict[str, list] = {}  # topic -> [doc, count]
     records: dict[str, dict] = {}
     daily = 0
@@ -471,6 +482,10 @@ def analyse(messages: list, peer_sensors: list[dict], odr: int) -> dict:
             records[topic] = doc
     by_device: dict[str, list] = {}
     duplicate_docs = duplicate_doc_points = 0
+    sent = {s["address"][:17].upper(): s["samples_sent"] for s in peer_sensors}  # "C4:…:01/P" -> "C4:…:01"
+    if peer_devices_only:  # a prefilled store's own sessions are not the peer's
+        chunks = {t: c for t, c in chunks.items() if str(c[0].get("device"))[:17].upper() in sent}
+        records = {t: r for t, r in records.items() if str(r.get("device"))[:17].upper() in sent}
     for topic, (doc, count) in chunks.items():
         if doc.get("sensor", "gyro") != "gyro":
             continue
@@ -478,7 +493,6 @@ def analyse(messages: list, peer_sensors: list[dict], odr: int) -> dict:
         if count > 1:
             duplicate_docs += count - 1
             duplicate_doc_points += (count - 1) * len(doc.get("data", []))
-    sent = {s["address"][:17].upper(): s["samples_sent"] for s in peer_sensors}  # "C4:…:01/P" -> "C4:…:01"
     points = duplicate_doc_points
     delivered = duplicates = mismatches = gaps = tail = 0
     per_device = {}
@@ -572,12 +586,14 @@ def gateway_config(tmp: str, args, hci: int | None, mqtt_port: int, data_root: s
                      **({"backfill": True} if args.backfill_commit_ms else {})} for i in range(args.sensors)],
         "gyro": {"odrHz": args.odr, "rangeDps": 2000},
         "accelerometer": {"enabled": False},
-        "capture": {"chunkSize": 2000, "commitIntervalMs": 1000,
+        "capture": {"chunkSize": args.chunk_size, "commitIntervalMs": 1000,
                     **({"backfillCommitIntervalMs": args.backfill_commit_ms} if args.backfill_commit_ms else {})},
         "sessions": {"autoStart": True},
         "mqtt": {"host": "127.0.0.1", "port": mqtt_port, "clientId": f"e2e-gyrogate-{os.getpid()}-{int(time.time())}"},
         "admin": {"socketPath": os.path.join(tmp, "admin.sock"), "mode": "0600"},
     }
+    if args.max_store_bytes:
+        config["retention"] = {"maxStoreBytes": args.max_store_bytes}
     if args.viewers > 0:
         args.web_port = free_port()
         config["web"] = {"listen": f"127.0.0.1:{args.web_port}", "maxViewers": max(4, args.viewers)}
@@ -588,6 +604,21 @@ def gateway_config(tmp: str, args, hci: int | None, mqtt_port: int, data_root: s
     if check.returncode != 0:
         raise RuntimeError(f"check-config failed ({check.returncode}): {check.stdout}{check.stderr}")
     return path
+
+
+def store_bytes(directory: str) -> int:
+    return sum(os.path.getsize(os.path.join(directory, n)) for n in os.listdir(directory)
+               if os.path.isfile(os.path.join(directory, n)))
+
+
+def copy_store(source: str, data: str) -> None:
+    """The prefilled store's files (store.sqlite, its WAL, the reserve), not its admin socket."""
+    os.makedirs(data, exist_ok=True)
+    for name in os.listdir(source):
+        path = os.path.join(source, name)
+        if os.path.isfile(path) and not name.endswith(".sock"):
+            shutil.copyfile(path, os.path.join(data, name))
+    say(f"copied the store of {source} ({store_bytes(data) / 2**20:.0f} MiB) into {data}")
 
 
 def initialised(name: str, tmp: str, log_path: str) -> bool:
@@ -610,6 +641,8 @@ def run_phase(name: str, args, procs: Processes, tmp: str, broker: subprocess.Po
         sub.take()
         if name == "gyrogate":
             config = gateway_config(tmp, args, peer.hci, mqtt_port, disk.mount if disk else tmp)
+            if args.store_from:
+                copy_store(args.store_from, os.path.join(disk.mount if disk else tmp, "gw-data"))
             argv = [args.gateway, "run", "--config", config]
             if args.run_as:
                 argv = run_as(args.run_as, tmp) + argv
@@ -661,7 +694,9 @@ def run_phase(name: str, args, procs: Processes, tmp: str, broker: subprocess.Po
             profiler = subprocess.Popen(["perf", "record", "-F", "15000", "-g", "-q", "-o", args.profile, "-p", str(pid),
                                          "--", "sleep", str(args.seconds)],
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        w0 = time.monotonic()
         time.sleep(args.seconds)
+        w1 = time.monotonic()
         if profiler is not None:
             profiler.wait(timeout=30)
         p1, s1 = proc_sample(pid), totals(peer.sensors())
@@ -723,7 +758,7 @@ def run_phase(name: str, args, procs: Processes, tmp: str, broker: subprocess.Po
         "peer_cpu_pct": 100 * (peer_cpu1 - peer_cpu0) / window if peer.proc else None, "broker_cpu_pct": 100 * (broker_cpu1 - broker_cpu0) / window,
         "time_to_stream_s": time_to_stream, "exit_code": exit_code, "stop_s": stop_seconds,
         "reconnects": sum(max(0, s.get("connections", 1) - 1) for s in final),
-        "delivery": analyse(messages, final, args.odr),
+        "delivery": analyse(messages, final, args.odr, peer_devices_only=bool(args.store_from)),
         "viewers": args.viewers if name == "gyrogate" else 0,
         "viewers_refused": viewers.refused if viewers else 0,
         "viewer_events_per_s": (v1[0] - v0[0]) / window if viewers else None,
@@ -733,6 +768,10 @@ def run_phase(name: str, args, procs: Processes, tmp: str, broker: subprocess.Po
     }
     if io0 is not None and io1 is not None and samples:
         result["write_bytes_per_sample"] = (io1 - io0) / samples
+    if samples:
+        window_payload = sum(len(m[2]) for m in messages if w0 <= m[0] <= w1)
+        result["mqtt_payload_bytes"] = window_payload
+        result["mqtt_payload_bytes_per_sample"] = window_payload / samples
     if disk is not None and samples:
         device_bytes = (sectors1 - sectors0) * 512
         result["device_bytes"] = device_bytes
@@ -819,6 +858,7 @@ ROWS = [
     ("process write_bytes per sample", "write_bytes_per_sample", "{:.1f}"),
     ("device bytes per sample (--ext4)", "device_bytes_per_sample", "{:.1f}"),
     ("device GB per day (--ext4)", "device_gb_per_day", "{:.2f}"),
+    ("MQTT payload bytes per sample", "mqtt_payload_bytes_per_sample", "{:.1f}"),
     ("idle RSS (MB)", "idle_rss_mb", "{:.1f}"),
     ("peak RSS VmHWM (MB)", "peak_rss_mb", "{:.1f}"),
     ("RSS at window end (MB)", "rss_end_mb", "{:.1f}"),
@@ -869,7 +909,8 @@ def table(results: dict) -> str:
         if len(names) == 2:
             ratio = ""
             if key in ("cpu_s_per_M_samples", "cpu_us_per_notification", "tick_cpu_s_per_M_samples", "vol_ctx_per_s", "peak_rss_mb", "idle_rss_mb",
-                       "rss_end_mb", "rss_anon_peak_mb", "cpu_pct", "write_bytes_per_sample", "device_bytes_per_sample"):
+                       "rss_end_mb", "rss_anon_peak_mb", "cpu_pct", "write_bytes_per_sample", "device_bytes_per_sample",
+                       "mqtt_payload_bytes_per_sample"):
                 a, b = get(results[names[0]], key), get(results[names[1]], key)
                 ratio = f"{a / b:.2f}" if a is not None and b else "-"
             row.append(ratio)
@@ -907,7 +948,13 @@ def main() -> int:
     p.add_argument("--run-as", metavar="USER", help="run the gateway as USER with the unit's capabilities only")
     p.add_argument("--viewers", type=int, default=0, metavar="N",
                    help="enable the live view and connect N Server-Sent Events clients through the window")
+    p.add_argument("--store-from", metavar="DIR",
+                   help="copy this store directory (store-filler fill) into the gateway's data directory before it starts")
+    p.add_argument("--max-store-bytes", type=int, metavar="N", help="the gateway's retention.maxStoreBytes")
+    p.add_argument("--chunk-size", type=int, default=2000, metavar="N", help="the gateway's capture.chunkSize")
     args = p.parse_args()
+    if args.store_from and not os.path.isfile(os.path.join(args.store_from, "store.sqlite")):
+        sys.exit(f"--store-from {args.store_from}: no store.sqlite in it")
     if args.peer_control:
         args.skip_reference = True
     if not os.access(args.gateway, os.X_OK):
@@ -924,7 +971,7 @@ def main() -> int:
         if why:
             say(f"--ext4 skipped: {why}; the data directories stay in {tmp}, no device figures")
         else:
-            disk = Ext4Disk(tmp)
+            disk = Ext4Disk(tmp, Ext4Disk.SIZE + (int(store_bytes(args.store_from) * 1.25) if args.store_from else 0))
     try:
         if disk is not None:
             try:
