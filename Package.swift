@@ -163,8 +163,10 @@ let package = Package(
         ),
         // A child process for the crash tests: feeds samples and reports what was acknowledged.
         .executableTarget(name: "store-feeder", dependencies: ["Capture", "GyroStore"], path: "Tests/Tools/StoreFeeder"),
-        // Fills a store with one long synthetic session, for the export's memory benchmark.
-        .executableTarget(name: "store-filler", dependencies: ["Capture", "GyroStore", .product(name: "Logging", package: "swift-log")],
+        // Fills a store with one long synthetic session, for the export's memory benchmark, or
+        // with months of sessions up to a size (`fill`), for the full-store benchmark.
+        .executableTarget(name: "store-filler", dependencies: ["Capture", "GyroStore", "CSQLite", "HostTime", "MetaWear", "ZoneInfo",
+                                                               .product(name: "Logging", package: "swift-log")],
                           path: "Tests/Tools/StoreFiller"),
         // `swift run -c release store-bench`
         .executableTarget(

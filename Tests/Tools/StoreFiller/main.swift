@@ -1,41 +1,28 @@
-// Fills a store with one closed session of synthetic gyro samples through the capture engine,
-// as a long capture would: for the export's memory benchmark (docs/benchmarks.md, "Export").
+// Fills stores for the benchmarks, through the project's own store and capture code.
 //
-// usage: store-filler DIR MINUTES HZ [DEVICE]
-// prints `SESSION <id> <samples>` when the session is closed.
-import Capture
-import FoundationEssentials
-import GyroStore
+//   store-filler DIR MINUTES HZ [DEVICE]      one closed session through the capture engine
+//                                             (the export's memory benchmark; OneSession.swift)
+//   store-filler fill DIR --bytes SIZE …      months of sessions up to SIZE (FillOptions.swift)
+//   store-filler retention DIR --limit SIZE   one timed retention pass (RetentionPass.swift)
+//   store-filler gaps DIR DEVICE              the backfill's gap lookup, timed (GapLookup.swift)
 import Glibc
 import Logging
 
-let arguments = CommandLine.arguments
-guard arguments.count >= 4, let minutes = Double(arguments[2]), let hz = Double(arguments[3]), minutes > 0, hz > 0 else {
-    print("usage: store-filler DIR MINUTES HZ [DEVICE]")
-    exit(64)
-}
 var logger = Logger(label: "store-filler")
 logger.logLevel = .error
-let store = try GyroStore.open(directory: arguments[1], logger: logger)
-let engine = CaptureEngine(store: store, rules: CaptureRules(chunkSize: 2000, commitInterval: .milliseconds(1000)),
-                           calendar: PeriodCalendar(timeZone: .utc), logger: logger)
-let sensor = SensorIdentity(device: arguments.count > 4 ? arguments[4] : "C4:BE:84:00:00:09", userId: "filler")
-let t0 = (Date().timeIntervalSince1970 * 1000).rounded() - minutes * 60_000
-let session = try await engine.startSession(sensor: sensor, atMs: t0)
-let total = Int64(minutes * 60 * hz)
-var index: Int64 = 0
-while index < total {
-    let count = Int(min(4000, total - index))
-    let batch = (0..<count).map { offset -> StoredSample in
-        let i = index + Int64(offset)
-        // Whole counts of the 2000 deg/s range (1/16.4 deg/s), as a board's samples are.
-        let x = Float(Double(i % 2000 - 1000) / 16.4)
-        return StoredSample(timestampMs: t0 + Double(i) * 1000 / hz, x: x, y: -x, z: Float(Double(i % 7) / 16.4))
+let arguments = Array(CommandLine.arguments.dropFirst())
+do {
+    switch arguments.first {
+    case "fill": try await StoreFill.run(try FillOptions(Array(arguments.dropFirst())), logger: logger)
+    case "retention": try await RetentionPass.run(Array(arguments.dropFirst()), logger: logger)
+    case "gaps": try await GapLookup.run(Array(arguments.dropFirst()), logger: logger)
+    default:
+        try await OneSession.run(arguments, logger: logger)
     }
-    try await engine.append(sensor: sensor, stream: .gyro, odrHz: hz, range: 2000, firstIndex: index, samples: batch)
-    try await engine.flush()
-    index += Int64(count)
+} catch let usage as Usage {
+    print("usage: \(usage.text)")
+    exit(64)
+} catch {
+    print("store-filler: \(error)")
+    exit(1)
 }
-let closed = try await engine.stopSession(id: session.id)
-try await engine.flush()
-print("SESSION \(closed.id) \(index)")
