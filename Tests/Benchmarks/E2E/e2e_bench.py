@@ -71,14 +71,10 @@ controller's btattach killed and restarted), with GYROGATE_ADMIN_SOCKET and GYRO
 its environment, and waits for it at the window's end. --run-as starts the gateway as that user
 with only the capabilities of deploy/gyrogate.service (ambient, through setpriv).
 
-A full store (--store-from DIR, a store filled by `store-filler fill`, Tests/Benchmarks/StoreSize):
-the files of DIR are copied into the gateway's data directory (on the ext4 image with --ext4,
-which is then made large enough to hold them) before the gateway starts; --max-store-bytes sets
-retention.maxStoreBytes (e.g. the store's size, to run it at its retention limit). The delivery
-figures then count only the peer's devices (the store's own sessions are republished at the
-start: retained records and daily sessions, and any chunks the fill left unpublished).
---chunk-size sets capture.chunkSize. MQTT payload bytes per sample: the payload bytes the
-subscriber received in the window over all its topics, divided by the window's samples.
+--store-from DIR (a `store-filler fill` store, Tests/Benchmarks/StoreSize) is copied into the
+gateway's data directory (the ext4 image grows to hold it) before it starts; --max-store-bytes
+sets retention.maxStoreBytes; delivery then counts the peer's devices only. --chunk-size sets
+capture.chunkSize. MQTT payload bytes per sample: payload bytes received in the window / samples.
 """
 
 from __future__ import annotations
