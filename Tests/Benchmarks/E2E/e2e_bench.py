@@ -71,14 +71,10 @@ controller's btattach killed and restarted), with GYROGATE_ADMIN_SOCKET and GYRO
 its environment, and waits for it at the window's end. --run-as starts the gateway as that user
 with only the capabilities of deploy/gyrogate.service (ambient, through setpriv).
 
-A full store (--store-from DIR, a store filled by `store-filler fill`, Tests/Benchmarks/StoreSize):
-the files of DIR are copied into the gateway's data directory (on the ext4 image with --ext4,
-which is then made large enough to hold them) before the gateway starts; --max-store-bytes sets
-retention.maxStoreBytes (e.g. the store's size, to run it at its retention limit). The delivery
-figures then count only the peer's devices (the store's own sessions are republished at the
-start: retained records and daily sessions, and any chunks the fill left unpublished).
---chunk-size sets capture.chunkSize. MQTT payload bytes per sample: the payload bytes the
-subscriber received in the window over all its topics, divided by the window's samples.
+--store-from DIR (a `store-filler fill` store, Tests/Benchmarks/StoreSize) is copied into the
+gateway's data directory (the ext4 image grows to hold it) before it starts; --max-store-bytes
+sets retention.maxStoreBytes; delivery then counts the peer's devices only. --chunk-size sets
+capture.chunkSize. MQTT payload bytes per sample: payload bytes received in the window / samples.
 """
 
 from __future__ import annotations
@@ -483,7 +479,7 @@ def analyse(messages: list, peer_sensors: list[dict], odr: int, peer_devices_onl
     by_device: dict[str, list] = {}
     duplicate_docs = duplicate_doc_points = 0
     sent = {s["address"][:17].upper(): s["samples_sent"] for s in peer_sensors}  # "C4:…:01/P" -> "C4:…:01"
-    if peer_devices_only:  # a prefilled store's own sessions are not the peer's
+    if peer_devices_only:
         chunks = {t: c for t, c in chunks.items() if str(c[0].get("device"))[:17].upper() in sent}
         records = {t: r for t, r in records.items() if str(r.get("device"))[:17].upper() in sent}
     for topic, (doc, count) in chunks.items():
@@ -612,13 +608,12 @@ def store_bytes(directory: str) -> int:
 
 
 def copy_store(source: str, data: str) -> None:
-    """The prefilled store's files (store.sqlite, its WAL, the reserve), not its admin socket."""
     os.makedirs(data, exist_ok=True)
     for name in os.listdir(source):
         path = os.path.join(source, name)
-        if os.path.isfile(path) and not name.endswith(".sock"):
+        if os.path.isfile(path) and not name.endswith("-shm"):
             shutil.copyfile(path, os.path.join(data, name))
-    say(f"copied the store of {source} ({store_bytes(data) / 2**20:.0f} MiB) into {data}")
+    say(f"copied {source} ({store_bytes(data) >> 20} MiB) to {data}")
 
 
 def initialised(name: str, tmp: str, log_path: str) -> bool:
@@ -948,10 +943,9 @@ def main() -> int:
     p.add_argument("--run-as", metavar="USER", help="run the gateway as USER with the unit's capabilities only")
     p.add_argument("--viewers", type=int, default=0, metavar="N",
                    help="enable the live view and connect N Server-Sent Events clients through the window")
-    p.add_argument("--store-from", metavar="DIR",
-                   help="copy this store directory (store-filler fill) into the gateway's data directory before it starts")
-    p.add_argument("--max-store-bytes", type=int, metavar="N", help="the gateway's retention.maxStoreBytes")
-    p.add_argument("--chunk-size", type=int, default=2000, metavar="N", help="the gateway's capture.chunkSize")
+    p.add_argument("--store-from", metavar="DIR", help="a prefilled store for the gateway (docstring)")
+    p.add_argument("--max-store-bytes", type=int, metavar="N", help="retention.maxStoreBytes")
+    p.add_argument("--chunk-size", type=int, default=2000, metavar="N", help="capture.chunkSize")
     args = p.parse_args()
     if args.store_from and not os.path.isfile(os.path.join(args.store_from, "store.sqlite")):
         sys.exit(f"--store-from {args.store_from}: no store.sqlite in it")

@@ -104,7 +104,7 @@ def copy_store(source: str, target: str) -> None:
     os.makedirs(target, exist_ok=True)
     for name in os.listdir(source):
         path = os.path.join(source, name)
-        if os.path.isfile(path) and name.startswith("store."):
+        if os.path.isfile(path) and name.startswith("store.") and not name.endswith("-shm"):
             shutil.copyfile(path, os.path.join(target, name))
 
 
