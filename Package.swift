@@ -165,7 +165,7 @@ let package = Package(
         .executableTarget(name: "store-feeder", dependencies: ["Capture", "GyroStore"], path: "Tests/Tools/StoreFeeder"),
         // Fills a store with one long synthetic session, for the export's memory benchmark, or
         // with months of sessions up to a size (`fill`), for the full-store benchmark.
-        .executableTarget(name: "store-filler", dependencies: ["Capture", "GyroStore", "CSQLite", "HostTime", "MetaWear", "ZoneInfo",
+        .executableTarget(name: "store-filler", dependencies: ["Capture", "GyroStore", "CSQLite", "HostTime", "MetaWear", "ZoneInfo", "SupportCore",
                                                                .product(name: "Logging", package: "swift-log")],
                           path: "Tests/Tools/StoreFiller"),
         // `swift run -c release store-bench`

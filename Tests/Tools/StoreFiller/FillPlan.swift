@@ -1,19 +1,12 @@
 // The sessions a fill writes, newest first: each board's one or two sessions a day (morning,
 // afternoon) of about `--session-hours`, back from now, each with a few gaps.
 
-/// A seeded generator, so that a fill with the same options plans the same sessions.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 | 1 }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+import SupportCore
 
-    /// A version-4 UUID in lower-case hex, as the capture engine's chunk ids are.
+/// The tests' seeded generator (Tests/SupportCore), so that a fill with the same options plans
+/// the same sessions, with the ids a fill needs.
+extension SplitMix64 {
+    /// A version-4 UUID in lower-case hex, as the apps' chunk ids (and older gateways') are.
     mutating func uuid() -> String {
         let high = next() & ~0xF000 | 0x4000, low = next() & ~(0xC0 << 56) | (0x80 << 56)
         func hex(_ value: UInt64, _ nibbles: Int) -> String {

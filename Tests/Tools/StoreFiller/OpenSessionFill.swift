@@ -8,6 +8,7 @@
 // The session is back-dated so that it ends now: N chunks at `--hz` from its start. The
 // gateway splits a session at sessions.maxDurationMinutes (240 by default): a longer one needs
 // that raised in the gateway's config to be continued.
+import SupportCore
 import Capture
 import FoundationEssentials
 import GyroStore

@@ -3,6 +3,7 @@
 // session and on the chunk that follows each, and its records and DailySessions documents, all
 // rendered by the project's DocumentRenderer (compact chunk bodies, ChunkBody) and applied in
 // one StoreChanges commit.
+import SupportCore
 import Capture
 import Glibc
 import GyroStore
