@@ -51,20 +51,7 @@ class SmallExt4(bench.Ext4Disk):
     """The e2e bench's loop-mounted ext4, smaller and without root's reserved blocks."""
 
     def __init__(self, tmp: str, size: int):
-        super().__init__(tmp)
-        self.size = size
-
-    def setup(self) -> str:
-        with open(self.image, "wb") as f:
-            f.truncate(self.size)
-        subprocess.run(["mkfs.ext4", "-q", "-F", "-m", "0", "-E", "lazy_itable_init=0,lazy_journal_init=0", self.image],
-                       check=True, capture_output=True, timeout=120)
-        self.device = subprocess.run(["losetup", "-f", "--show", self.image], check=True, capture_output=True,
-                                     text=True, timeout=30).stdout.strip()
-        os.makedirs(self.mount, exist_ok=True)
-        subprocess.run(["mount", "-t", "ext4", self.device, self.mount], check=True, capture_output=True, timeout=30)
-        self.mounted = True
-        return self.mount
+        super().__init__(tmp, size=size, reserved_percent=0)
 
 
 def free_bytes(path: str) -> int:

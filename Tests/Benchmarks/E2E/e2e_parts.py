@@ -15,8 +15,10 @@ class Ext4Disk:
 
     SIZE = 512 << 20
 
-    def __init__(self, tmp: str, size: int = SIZE):
+    def __init__(self, tmp: str, size: int = SIZE, reserved_percent: int | None = None):
         self.size = size
+        # mkfs's -m: the blocks kept for root (5 % by default); 0 for a small disk meant to fill.
+        self.reserved_percent = reserved_percent
         self.image = os.path.join(tmp, "ext4.img")
         self.mount = os.path.join(tmp, "ext4")
         self.device: str | None = None
@@ -37,7 +39,8 @@ class Ext4Disk:
     def setup(self) -> str:
         with open(self.image, "wb") as f:
             f.truncate(self.size)
-        subprocess.run(["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", self.image],
+        reserved = [] if self.reserved_percent is None else ["-m", str(self.reserved_percent)]
+        subprocess.run(["mkfs.ext4", "-q", "-F", *reserved, "-E", "lazy_itable_init=0,lazy_journal_init=0", self.image],
                        check=True, capture_output=True, timeout=120)
         self.device = subprocess.run(["losetup", "-f", "--show", self.image], check=True, capture_output=True,
                                      text=True, timeout=30).stdout.strip()
