@@ -81,6 +81,11 @@ extension ResetCountTests {
         try harness.peer.control(["cmd": "drop_link", "sensor": 0, "away_s": 2])
         // Out of reach before the reset: the supervisor saw the link go.
         try await waitForStatus(harness.supervisors[0], "the outage noticed") { $0.state != .streaming }
+        // The board produces a few samples into the outage before it resets: with none (a reset
+        // within a sample period of the drop), the log rightly counts 0 and there is nothing to fill.
+        try await waitFor("samples produced into the outage") {
+            try harness.sensor(0)["samples_undelivered_tail"] as? Int ?? 0 >= 5
+        }
         try harness.peer.control(["cmd": "delay_clock_reply", "sensor": 0, "delay_ms": 60])
         try harness.peer.control(["cmd": "restart", "sensor": 0, "keep_state": false])
         try await waitForStatus(harness.supervisors[0], "the backfill after the reset") { $0.backfilledSamples > 0 && $0.state == .streaming }
