@@ -230,7 +230,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MQTTPublisherTests",
-            dependencies: ["MQTTPublisher", "Capture", "GyroStore", "TestSupport", "CMosquitto", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["MQTTPublisher", "Capture", "GatewayConfig", "GyroStore", "TestSupport", "CMosquitto", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "WebViewTests", dependencies: ["WebView", "Admin", "Capture", "GyroStore", "GatewayConfig", "TestSupport",
                                                        .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")]),

@@ -20,6 +20,11 @@ extension AdminAPI {
             broker["state"] = .string(status.state)
             if let detail = status.detail { broker["detail"] = .string(detail) }
             if let published = status.publishedTotal { broker["published"] = published.jsonValue }
+            if let current = status.broker { broker["connectedTo"] = .string(current) }
+            broker["failovers"] = status.failovers.jsonValue
+        }
+        if !configuration.mqtt.fallbackBrokers.isEmpty {
+            broker["hosts"] = .array(configuration.mqtt.brokers.map { .string($0.description) })
         }
         var radio: [String: JSONValue] = ["transport": .string(configuration.bluetooth.transport.description), "controller": "not implemented yet"]
         if let provider = providers.bluetoothStatus { radio["controller"] = .string(await provider().controller) }

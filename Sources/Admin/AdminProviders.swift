@@ -26,11 +26,17 @@ public struct PublisherStatus: Sendable, Equatable {
     public var state: String
     public var detail: String?
     public var publishedTotal: Int64?
+    /// The broker connected to or being tried (`host:port`), one of `mqtt.hosts`.
+    public var broker: String?
+    /// Moves to another broker of `mqtt.hosts` since start (failover or back).
+    public var failovers: Int
 
-    public init(state: String, detail: String? = nil, publishedTotal: Int64? = nil) {
+    public init(state: String, detail: String? = nil, publishedTotal: Int64? = nil, broker: String? = nil, failovers: Int = 0) {
         self.state = state
         self.detail = detail
         self.publishedTotal = publishedTotal
+        self.broker = broker
+        self.failovers = failovers
     }
 }
 

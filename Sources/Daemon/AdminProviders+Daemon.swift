@@ -17,7 +17,8 @@ extension AdminProviders {
                 if let error = status.lastError {
                     detail = [detail, "last error at \(error.at.iso8601UTC): \(error)"].compactMap { $0 }.joined(separator: "; ")
                 }
-                return Admin.PublisherStatus(state: status.state.rawValue, detail: detail, publishedTotal: Int64(status.acknowledged))
+                return Admin.PublisherStatus(state: status.state.rawValue, detail: detail, publishedTotal: Int64(status.acknowledged),
+                                             broker: status.broker, failovers: status.failovers)
             },
             bluetoothStatus: {
                 let sensors = await sensors.status()

@@ -103,14 +103,16 @@ extension ConfigTreeReader {
     }
 
     func mqtt(_ top: ObjectReader, gatewayId: String) -> MQTTSettings {
-        let keys = ["host", "port", "clientId", "username", "passwordFile", "tls", "topicPrefix", "keepaliveSeconds", "retainChunks",
-                    "messageExpirySeconds", "sessionExpirySeconds"]
+        let keys = ["host", "hosts", "port", "clientId", "username", "passwordFile", "tls", "topicPrefix", "keepaliveSeconds", "retainChunks",
+                    "messageExpirySeconds", "sessionExpirySeconds", "failbackSeconds"]
         guard let section = top.object("mqtt", keys: keys) else {
             if !top.has("mqtt") { sink.add("mqtt", "required key is missing (expected an object with \"host\")") }
             return MQTTSettings(host: "127.0.0.1", port: 1883, clientId: "gyrogate", username: nil, password: nil, tls: nil,
                                 topicPrefix: "", keepaliveSeconds: 30, retainChunks: false)
         }
-        let host = section.string("host", default: nil) ?? ""
+        let hosts = section.has("hosts") ? brokerList(section, defaultPort: section.has("tls") ? 8883 : 1883) : nil
+        if hosts != nil && section.has("host") { sink.add(section.child("host"), "give either host (one broker) or hosts (several), not both") }
+        let host = hosts?.first?.host ?? section.string("host", default: nil) ?? ""
         if section.has("host") && (host.isEmpty || host.contains(where: \.isWhitespace)) {
             sink.add(section.child("host"), "\"\(host)\" is not a host name or address")
         }
@@ -139,14 +141,33 @@ extension ConfigTreeReader {
         if prefix.contains(where: { "+#".contains($0) }) || prefix.hasPrefix("$") || prefix.hasPrefix("/") {
             sink.add(section.child("topicPrefix"), "\"\(prefix)\" must not contain + or # nor start with $ or /")
         }
-        return MQTTSettings(
-            host: host, port: section.integer("port", default: tls == nil ? 1883 : 8883, in: 1...65535),
+        if hosts != nil && section.has("port") { sink.add(section.child("port"), "with hosts, give each broker's port in its entry (\"host:port\")") }
+        var settings = MQTTSettings(
+            host: host, port: hosts?.first?.port ?? section.integer("port", default: tls == nil ? 1883 : 8883, in: 1...65535),
             clientId: section.string("clientId", default: "gyrogate-\(gatewayId)") ?? "", username: username,
             password: password, tls: tls, topicPrefix: prefix,
             keepaliveSeconds: section.integer("keepaliveSeconds", default: 30, in: 5...3600, unit: " s"),
             retainChunks: section.bool("retainChunks", default: false),
             messageExpirySeconds: section.integer("messageExpirySeconds", default: 0, in: 0...31_536_000, unit: " s"),
             sessionExpirySeconds: section.integer("sessionExpirySeconds", default: 604_800, in: 0...4_294_967_295, unit: " s"))
+        settings.fallbackBrokers = Array((hosts ?? []).dropFirst())
+        settings.failbackSeconds = section.integer("failbackSeconds", default: 30, in: 1...86_400, unit: " s")
+        return settings
+    }
+
+    /// `mqtt.hosts`: brokers in order of preference, each `host`, `host:port` or `[v6]:port`.
+    private func brokerList(_ section: ObjectReader, defaultPort: Int) -> [BrokerEndpoint] {
+        var brokers: [BrokerEndpoint] = []
+        for (itemPath, value) in section.array("hosts") {
+            guard case .string(let text) = value, let broker = BrokerEndpoint(parsing: text, defaultPort: defaultPort) else {
+                sink.add(itemPath, "expected a broker as \"host\" or \"host:port\" (port 1 to 65535)")
+                continue
+            }
+            if brokers.contains(broker) { sink.add(itemPath, "\(broker) is listed twice") }
+            brokers.append(broker)
+        }
+        if brokers.isEmpty { sink.add(section.child("hosts"), "expected at least one broker, like [\"10.0.0.2:1883\", \"10.0.0.3:1883\"]") }
+        return brokers
     }
 
     func admin(_ top: ObjectReader) -> AdminSettings {

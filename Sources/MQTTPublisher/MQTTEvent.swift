@@ -28,6 +28,12 @@ enum MQTTEvent: Sendable {
     case reconnectDue(generation: Int)
     /// No CONNACK in time for this connection.
     case connectTimeout(generation: Int)
+    /// On a fallback broker: time to try the earlier ones (`failbackInterval`).
+    case failbackDue(generation: Int)
+    /// The first earlier broker that accepted a TCP connection, or nil.
+    case failbackProbed(generation: Int, index: Int?)
+    /// Going back: the publishes in flight were not all acknowledged in time.
+    case failbackTimeout(generation: Int)
     case shutdown
     case shutdownTimeout
 }

@@ -1,5 +1,6 @@
 import CMosquitto
 import FoundationEssentials
+import GatewayConfig
 import GyroStore
 import Logging
 
@@ -19,8 +20,9 @@ extension MQTTPublisher {
             continuation.yield(.openFailed(generation: generation, error: error))
             return
         }
-        logger.debug("connecting", metadata: ["broker": "\(configuration.host):\(configuration.port)", "protocol": "\(status.protocolVersion)"])
-        connection.open(configuration)
+        status.broker = "\(broker)"
+        logger.debug("connecting", metadata: ["broker": "\(broker)", "protocol": "\(status.protocolVersion)"])
+        connection.open(configuration, broker: broker)
         // A broker that accepts TCP but never answers (or a black-holed route) must not stall us.
         yield(.connectTimeout(generation: generation), after: configuration.connectTimeout)
     }
@@ -31,14 +33,15 @@ extension MQTTPublisher {
         status.state = phase == .running ? .connected : .stopping
         status.connectedSince = Date()
         status.connections += 1
-        logger.info("connected to broker", metadata: ["broker": "\(configuration.host):\(configuration.port)",
+        logger.info("connected to broker", metadata: ["broker": "\(broker)",
                                                       "protocol": "\(status.protocolVersion)", "sessionPresent": "\(sessionPresent)"])
         resetDelivery()
         publishPresence(online: true)
-        if !sessionPresent {
+        if acceptedNeedsResync(sessionPresent: sessionPresent) {
             await startResync()
             status.resyncs += 1
         }
+        scheduleFailback()
         await fill()
     }
 
@@ -69,7 +72,8 @@ extension MQTTPublisher {
             return
         }
         failedAttempts += 1
-        let delay = backoff(failedAttempts)
+        failbackTarget = nil
+        let delay = nextBroker(afterConnectedLink: wasConnected)
         status.state = .waitingToReconnect
         yield(.reconnectDue(generation: generation), after: delay)
         logger.debug("reconnecting after backoff", metadata: ["delay": "\(delay)", "attempt": "\(failedAttempts)"])
@@ -108,7 +112,7 @@ extension MQTTPublisher {
         status.lastError = error.snapshot
         status.connectionFailures += 1
         logger.log(level: level, "broker connection failed; will retry", metadata: [
-            "broker": "\(configuration.host):\(configuration.port)", "error": "\(error)", "kind": "\(error.kind.rawValue)",
+            "broker": "\(broker)", "error": "\(error)", "kind": "\(error.kind.rawValue)",
         ])
     }
 }

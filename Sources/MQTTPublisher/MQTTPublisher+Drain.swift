@@ -12,7 +12,7 @@ extension MQTTPublisher {
     /// acknowledged rows are removed by another task (`removeAcknowledged`), so the actor stays
     /// free for outcomes.
     func fill() async {
-        if connected, phase == .running || phase == .draining, !fetching, !exhausted, !stalled {
+        if connected, phase == .running || phase == .draining, failbackTarget == nil, !fetching, !exhausted, !stalled {
             fetchPage()
         }
         // One transaction and fsync per batch; at once when nothing is in flight.

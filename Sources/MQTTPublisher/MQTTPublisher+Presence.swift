@@ -7,8 +7,10 @@ import ZoneInfo
 
 /// The retained `gyrogate/{gatewayId}/status` document; its last will says offline.
 extension MQTTPublisher {
-    func publishPresence(online: Bool) {
-        guard let connection else { return }
+    /// Hands the presence document over; its message id, nil when it could not be.
+    @discardableResult
+    func publishPresence(online: Bool) -> Int32? {
+        guard let connection else { return nil }
         let body: String
         if online {
             let started = startedAt.iso8601UTC
@@ -18,11 +20,7 @@ extension MQTTPublisher {
         }
         let message = OutboxMessage(seq: 0, topic: configuration.statusPath, qos: 1, retain: true,
                                     payload: Array(body.utf8), properties: nil, device: nil, createdAt: Date().timeIntervalSince1970)
-        if let mid = connection.window.publishNow(message, flight: .presence) {
-            if !online { phase = .goingOffline(mid: mid) }
-        } else if !online {
-            phase = .stopped
-        }
+        return connection.window.publishNow(message, flight: .presence)
     }
 
     func jsonEscaped(_ text: String) -> String {

@@ -38,8 +38,12 @@ extension MQTTPublisher {
             _ = connection.window.replaceQueue(with: [], admitting: fetchEpoch)
         }
         await flushAcks()
-        publishPresence(online: false)
-        if case .goingOffline = phase { scheduleShutdownTimeout() }
+        if let mid = publishPresence(online: false) {
+            phase = .goingOffline(mid: mid)
+            scheduleShutdownTimeout()
+        } else {
+            phase = .stopped
+        }
     }
 
     func shutdownTimedOut() async {

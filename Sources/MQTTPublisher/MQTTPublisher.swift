@@ -32,6 +32,7 @@
 //   so a subscriber never sees an older version after a newer one.
 // - A broker session that is new (CONNACK session-present = 0) lost our retained documents
 //   (or is a fresh broker): they are re-asserted from `store.retainedDocuments()` first.
+// - Several brokers (`mqtt.hosts`): failover and back, `MQTTPublisher+Failover.swift`.
 import CMosquitto
 import FoundationEssentials
 import GyroStore
@@ -56,6 +57,12 @@ public actor MQTTPublisher {
     var connection: MosquittoConnection?
     var generation = 0
     var useV5 = true
+    /// Which of `configuration.brokers` the current (or next) connection is for.
+    var brokerIndex = 0
+    /// The broker of the last accepted connection: a different one needs a resync.
+    var lastAcceptedBroker: Int?
+    /// Going back to this earlier broker once nothing is in flight.
+    var failbackTarget: Int?
     var connected = false
     var failedAttempts = 0
     /// The last error libmosquitto logged on the current connection.
@@ -180,6 +187,13 @@ public actor MQTTPublisher {
         case let .windowProgress(generation):
             guard generation == self.generation, let connection else { return }
             await apply(connection.window.take())
+            await failbackProgress()
+        case let .failbackDue(generation):
+            probeEarlierBrokers(generation: generation)
+        case let .failbackProbed(generation, index):
+            await failbackProbed(generation: generation, index: index)
+        case let .failbackTimeout(generation):
+            await failbackTimedOut(generation: generation)
         case let .connectTimeout(generation):
             guard generation == self.generation, !connected else { return }
             await connectionFailed(MQTTError(kind: .unreachable, message: "no CONNACK within \(configuration.connectTimeout)", code: -1))

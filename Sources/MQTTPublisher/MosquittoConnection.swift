@@ -1,5 +1,6 @@
 import CMosquitto
 import Dispatch
+import GatewayConfig
 import Glibc
 import PosixThreads
 
@@ -122,13 +123,13 @@ final class MosquittoConnection: @unchecked Sendable {
     /// Why not `mosquitto_loop_start`: its `mosquitto_loop_forever` returns silently on TLS and
     /// protocol errors (no callback), which left the publisher waiting for a CONNACK that never
     /// came. Running `mosquitto_loop` here (with `mosquitto_threaded_set`) reports every end.
-    func open(_ configuration: PublisherConfiguration) {
+    func open(_ configuration: PublisherConfiguration, broker: BrokerEndpoint) {
         running.enter()
         let started = DetachedThread.start(name: "mqtt-\(generation)") { [self] in
             defer { running.leave() }
             var properties: OpaquePointer?
             if v5 { mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), configuration.sessionExpirySeconds) }
-            let rc = mosquitto_connect_bind_v5(handle, configuration.host, Int32(configuration.port), Int32(configuration.keepaliveSeconds), nil, properties)
+            let rc = mosquitto_connect_bind_v5(handle, broker.host, Int32(broker.port), Int32(configuration.keepaliveSeconds), nil, properties)
             let savedErrno = errno
             mosquitto_property_free_all(&properties)
             let events = context.takeUnretainedValue().continuation

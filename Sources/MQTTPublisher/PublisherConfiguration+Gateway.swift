@@ -9,6 +9,8 @@ extension PublisherConfiguration {
                   username: mqtt.username, password: mqtt.password?.value,
                   tls: mqtt.tls.map { TLSFiles(caFile: $0.caFile, certFile: $0.certFile, keyFile: $0.keyFile) },
                   topicPrefix: mqtt.topicPrefix, keepaliveSeconds: mqtt.keepaliveSeconds)
+        fallbackBrokers = mqtt.fallbackBrokers
+        failbackInterval = .seconds(mqtt.failbackSeconds)
         sessionExpirySeconds = UInt32(clamping: mqtt.sessionExpirySeconds)
         messageExpirySeconds = mqtt.messageExpirySeconds > 0 ? UInt32(clamping: mqtt.messageExpirySeconds) : nil
     }

@@ -1,3 +1,5 @@
+import GatewayConfig
+
 /// What the publisher needs to reach the broker; the daemon builds it from `MQTTSettings`.
 public struct PublisherConfiguration: Sendable {
     public struct TLSFiles: Sendable {
@@ -11,8 +13,13 @@ public struct PublisherConfiguration: Sendable {
         }
     }
 
+    /// The preferred broker.
     public var host: String
     public var port: Int
+    /// Brokers to fail over to, in order, when the one before cannot be reached.
+    public var fallbackBrokers: [BrokerEndpoint] = []
+    /// While on a fallback broker, how often the earlier ones are tried (TCP) to go back.
+    public var failbackInterval: Duration = .seconds(30)
     public var clientId: String
     public var username: String?
     /// Never logged.
@@ -63,6 +70,9 @@ public struct PublisherConfiguration: Sendable {
         self.topicPrefix = topicPrefix
         self.keepaliveSeconds = keepaliveSeconds
     }
+
+    /// Every broker, the preferred one first.
+    public var brokers: [BrokerEndpoint] { [BrokerEndpoint(host: host, port: port)] + fallbackBrokers }
 
     /// `gyrogate/{gatewayId}/status`: retained presence, last will "offline".
     public var statusPath: String { "gyrogate/\(gatewayId)/status" }

@@ -12,6 +12,10 @@ public struct PublisherStatus: Sendable, Equatable, Codable {
     /// The last connection or publish problem, with the broker's reason; kept after recovery.
     public var lastError: MQTTError.Snapshot?
     public var protocolVersion: String = "5"
+    /// The broker connected to, or being tried (`host:port`).
+    public var broker: String?
+    /// Times the gateway moved to another broker of `mqtt.hosts` (failover or back).
+    public var failovers: Int = 0
     /// Broker connections accepted since start.
     public var connections: Int = 0
     /// Connection attempts that failed (refused, unreachable, TLS) or connections lost.

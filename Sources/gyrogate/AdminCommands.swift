@@ -91,7 +91,7 @@ struct Status: AsyncParsableCommand {
             ["gateway", "\(cell(status["gatewayId"])) (version \(cell(status["version"])))"],
             ["uptime", formatDuration(ms: (status["uptimeSeconds"]?.double ?? 0) * 1000)],
             ["radio", "\(cell(radio?["transport"])), controller \(cell(radio?["controller"]))"],
-            ["broker", "\(cell(broker?["host"])):\(cell(broker?["port"])), \(cell(broker?["state"]))"],
+            ["broker", brokerLine(broker)],
             ["outbox", "\(cell(outbox?["depth"], "0")) messages, \(cell(outbox?["bytes"], "0")) bytes, oldest \(outbox?["oldestAgeSeconds"]?.double.flatMap { Int(exactly: $0.rounded(.towardZero)) }.map { "\($0) s" } ?? "-")"],
             ["parked", (outbox?["parked"]?.int ?? 0) == 0 ? "none" : "\(cell(outbox?["parked"], "0")) refused by the broker (\(cell(outbox?["lastParkedReason"], ""))); `gyrogate resync` retries them"],
             ["store", storeLine(status["store"] ?? [:])],
@@ -107,6 +107,14 @@ struct Status: AsyncParsableCommand {
 
 /// "FULL for …, N samples not kept, …" when the disk is full, "AT LIMIT for …" when retention
 /// evicts to stay under retention.maxStoreBytes, the sizes otherwise.
+/// `127.0.0.1:1883, connected`; with several brokers, which one and how many moves.
+func brokerLine(_ broker: JSONValue?) -> String {
+    let configured = "\(cell(broker?["host"])):\(cell(broker?["port"]))"
+    guard let hosts = broker?["hosts"]?.array else { return "\(configured), \(cell(broker?["state"]))" }
+    let current = broker?["connectedTo"].map { cell($0) } ?? configured
+    return "\(current), \(cell(broker?["state"])) (of \(hosts.map { cell($0) }.joined(separator: ", ")); \(cell(broker?["failovers"], "0")) moves)"
+}
+
 func storeLine(_ store: JSONValue) -> String {
     let sizes = "\(cell(store["usedBytes"], "0")) of \(cell(store["workingLimitBytes"] ?? store["maxBytes"], "0")) bytes, "
         + "\(cell(store["evictedUnpublishedChunks"], "0")) unpublished chunks evicted"

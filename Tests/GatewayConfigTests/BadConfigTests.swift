@@ -48,7 +48,7 @@ final class BadConfigTests: XCTestCase {
         try expect("gyro.rangeDps", "expected one of 125, 250") { $0["gyro"] = ["rangeDps": 4000] }
         try expect("gyro.odrHz", "expected a number, found a string") { $0["gyro"] = ["odrHz": "fast"] }
         try expect("gyro.rangDps", "did you mean \"rangeDps\"") { $0["gyro"] = ["rangDps": 500] }
-        try expect("mqtt.hots", "did you mean \"host\"") { $0["mqtt"] = ["host": "h", "hots": "x"] }
+        try expect("mqtt.hsot", "did you mean \"host\"") { $0["mqtt"] = ["host": "h", "hsot": "x"] }
         try expect("timeZon", "did you mean \"timeZone\"") { $0["timeZon"] = "UTC" }
         try expect("mqtt.host", "required key is missing") { $0["mqtt"] = ["port": 1883] }
         try expect("mqtt", "required key is missing") { $0.removeValue(forKey: "mqtt") }
