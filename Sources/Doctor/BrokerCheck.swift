@@ -10,10 +10,23 @@ import TextTools
 /// password, TLS files) under the client id `<clientId>-doctor`, so a running gateway keeps
 /// its connection and its session.
 enum BrokerCheck {
+    /// Every broker of `mqtt.hosts` in turn: a fallback that cannot take over is found before it is
+    /// needed. The checks of the second broker on are named `broker 2`, `publish 2`, and so on.
     static func run(_ configuration: GatewayConfiguration, timeout: Duration, logger: Logger) async -> [CheckResult] {
-        let publisher = PublisherConfiguration(configuration)
+        var results: [CheckResult] = []
+        for (index, endpoint) in configuration.mqtt.brokers.enumerated() {
+            var publisher = PublisherConfiguration(configuration)
+            publisher.host = endpoint.host
+            publisher.port = endpoint.port
+            let checks = await run(configuration, publisher: publisher, broker: "\(endpoint)", timeout: timeout, logger: logger)
+            results += index == 0 ? checks : checks.map { CheckResult("\($0.check) \(index + 1)", $0.outcome) }
+        }
+        return results
+    }
+
+    static func run(_ configuration: GatewayConfiguration, publisher: PublisherConfiguration, broker: String, timeout: Duration,
+                    logger: Logger) async -> [CheckResult] {
         let mqtt = configuration.mqtt
-        let broker = "\(mqtt.host):\(mqtt.port)"
         let topic = testTopic(configuration)
         let payload = Array(#"{"doctor":true,"gateway":"\#(jsonEscaped(configuration.gatewayId))"}"#.utf8)
         logger.debug("probing the broker", metadata: ["broker": "\(broker)", "topic": "\(topic)"])

@@ -38,6 +38,23 @@ final class DoctorTests: XCTestCase {
         XCTAssertEqual(report.exitCode, 1)
     }
 
+    /// `mqtt.hosts`: every broker is probed; a fallback that is down is reported before it is needed.
+    func testEveryBrokerOfTheListIsProbed() async throws {
+        try requireBroker()
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        let fixture = try DoctorFixture(brokerPort: broker.port)
+        fixture.config["mqtt"] = ["hosts": ["127.0.0.1:\(broker.port)", "127.0.0.1:\(MosquittoBroker.freePort())"], "topicPrefix": "site1/"]
+        let report = try await fixture.run()
+        assertOthersPass(report, except: ["broker 2"])
+        XCTAssertTrue(report.results(for: "publish").first?.line.contains("PUBACK") ?? false, report.lines.joined(separator: "\n"))
+        let second = try XCTUnwrap(report.results(for: "broker 2").first, report.lines.joined(separator: "\n"))
+        guard case .brokerUnreachable(let address, _)? = second.problem else { return XCTFail(second.line) }
+        XCTAssertFalse(address.hasSuffix(":\(broker.port)"))
+        XCTAssertEqual(report.exitCode, 1)
+    }
+
     func testAWrongPasswordIsReportedAsRejectedCredentials() async throws {
         try requireBroker()
         let secrets = try TemporaryDirectory("doctor-passwd")

@@ -6,7 +6,7 @@
                                                                + metawear_board.Board
 
 Usage:
-    metawear_peer.py [--hci-port 0] [--control-port 0] [--sensors 1]
+    metawear_peer.py [--hci-port 0] [--control-port 0] [--sensors 1] [--gateways 1]
                      [--model MMR|MMS] [--name MetaWear] [--adv-address public|random]
                      [--scan-reports spec|bumble] [--drift-ppm P | --drift-ppm I=P ...]
                      [--exit-with-parent] [--log-level WARNING]
@@ -33,6 +33,7 @@ from bumble.device import Device, DeviceConfiguration
 from bumble.gatt import Characteristic, CharacteristicValue, Service
 from bumble.transport.common import AsyncPipeSink
 
+import peer_fleet
 from metawear_board import DRIFT_PPM_LIMIT, Board
 from peer_link import H4Server, HostFacingController, QuietController, QuietHost, RoutingLink
 
@@ -41,7 +42,6 @@ log = logging.getLogger("metawear_peer")
 METAWEAR_SERVICE = "326a9000-85cb-9195-d9dd-464cfbbae75a"
 COMMAND_CHAR = "326a9001-85cb-9195-d9dd-464cfbbae75a"
 NOTIFY_CHAR = "326a9006-85cb-9195-d9dd-464cfbbae75a"
-CENTRAL_PUBLIC_ADDRESS = "00:1A:7D:DA:71:0A"
 ATT_CID = 0x0004
 
 
@@ -243,12 +243,14 @@ class Sensor:
         self.away_until = None
         await self.advertise()
 
-    def status(self, controller_a: HostFacingController) -> dict:
+    def status(self, gateways: list[HostFacingController]) -> dict:
         conn = self.connection
         a_handle = None
-        for c in controller_a.le_connections.values():
-            if c.peer_address == self.adv_address:
-                a_handle = c.handle
+        holder = peer_fleet.connected_gateway(gateways, self)
+        if holder is not None:
+            for c in gateways[holder].le_connections.values():
+                if c.peer_address == self.adv_address:
+                    a_handle = c.handle
         params = None
         if conn is not None and getattr(conn, "parameters", None) is not None:
             p = conn.parameters
@@ -262,6 +264,7 @@ class Sensor:
             "address_type": "public" if self.adv_public else "random",
             "connected": conn is not None,
             "host_handle": a_handle,
+            "gateway": holder,
             "connection_parameters": params,
             "notify_enabled": self.notify_enabled,
             "silent": self.is_silent(),
@@ -279,11 +282,11 @@ class Peer:
     def __init__(self, args):
         self.args = args
         self.link = RoutingLink()
-        self.controller_a = HostFacingController(
-            "A", link=self.link, public_address=CENTRAL_PUBLIC_ADDRESS)
+        self.gateways = peer_fleet.make_gateways(self.link, args.gateways, args.scan_reports)
+        self.controller_a = self.gateways[0]
         self.controller_a.on_overrun = self._on_overrun
-        self.controller_a.scan_reports = args.scan_reports
-        self.h4 = H4Server(self.controller_a)
+        self.h4s = [H4Server(g) for g in self.gateways]
+        self.h4 = self.h4s[0]
         self.sensors = [
             Sensor(i, self.link, args.model, args.adv_address == "public", args.name,
                    args.drift_ppm[i])
@@ -303,10 +306,11 @@ class Peer:
         for sensor in self.sensors:
             await sensor.start()
         hci_port = await self.h4.start(self.args.hci_port)
+        hci_ports = [hci_port] + [await server.start(0) for server in self.h4s[1:]]
         self.control_server = await asyncio.start_server(
             self._control_client, "127.0.0.1", self.args.control_port)
         control_port = self.control_server.sockets[0].getsockname()[1]
-        sys.stdout.write(f"READY hci={hci_port} control={control_port}\n")
+        sys.stdout.write(f"READY hci={hci_port} control={control_port} hci_ports={','.join(map(str, hci_ports))}\n")
         sys.stdout.flush()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -317,7 +321,8 @@ class Peer:
         for sensor in self.sensors:
             sensor.board.stop()
         self.control_server.close()
-        await self.h4.close()
+        for server in self.h4s:
+            await server.close()
 
     async def _watch_parent(self, parent: int) -> None:
         while os.getppid() == parent:
@@ -381,8 +386,11 @@ class Peer:
                         self.h4.writer.transport.get_write_buffer_size()
                         if self.h4.writer is not None else 0),
                 },
-                "sensors": [s.status(a) for s in self.sensors],
+                "sensors": [s.status(self.gateways) for s in self.sensors],
+                "gateways": peer_fleet.gateways_status(self.gateways, self.h4s),
             }
+        if cmd == "set_range":
+            return peer_fleet.set_range(self.link, self.gateways, self._sensor(request), request)
         if cmd == "acl_buffer":
             size = int(request.get("size", 27))
             credits = int(request.get("credits", 64))
@@ -525,6 +533,8 @@ def main() -> None:
     parser.add_argument("--hci-port", type=int, default=0)
     parser.add_argument("--control-port", type=int, default=0)
     parser.add_argument("--sensors", type=int, default=1)
+    parser.add_argument("--gateways", type=int, default=1,
+                        help="host-facing controllers, one H4 port each (hci_ports= in READY)")
     parser.add_argument("--model", choices=["MMR", "MMS"], default="MMR")
     parser.add_argument("--name", default="MetaWear")
     parser.add_argument("--adv-address", choices=["public", "random"], default="public",
@@ -542,6 +552,8 @@ def main() -> None:
     args = parser.parse_args()
     if not 1 <= args.sensors <= 200:
         parser.error("--sensors must be 1..200")
+    if not 1 <= args.gateways <= len(peer_fleet.CENTRAL_ADDRESSES):
+        parser.error(f"--gateways must be 1..{len(peer_fleet.CENTRAL_ADDRESSES)}")
     try:
         args.drift_ppm = drift_per_sensor(args.drift_ppm, args.sensors)
     except ValueError as error:

@@ -38,7 +38,38 @@ log = logging.getLogger("metawear_peer.link")
 
 # ---------------------------------------------------------------------------
 class RoutingLink(LocalLink):
-    """LocalLink that routes LE ACL by the connection's own/peer addresses."""
+    """LocalLink that routes LE ACL by the connection's own/peer addresses, and knows which
+    host-facing controllers (gateways) hear each sensor, at what signal (control: set_range)."""
+
+    def __init__(self):
+        super().__init__()
+        # sensor controller -> {host-facing controller: RSSI}; a sensor absent here is heard by
+        # every host-facing controller at DEFAULT_RSSI.
+        self.reach: dict[Controller, dict[Controller, int]] = {}
+
+    DEFAULT_RSSI = -50
+
+    def hears(self, host, sensor) -> bool:
+        reach = self.reach.get(sensor)
+        return reach is None or host in reach
+
+    def rssi(self, host, advertiser_address) -> int:
+        sensor = self.find_le_controller(advertiser_address)
+        return self.reach.get(sensor, {}).get(host, self.DEFAULT_RSSI)
+
+    def send_advertising_pdu(self, sender_controller, packet):
+        """Advertising and CONNECT_IND reach only the controllers in range of each other."""
+        loop = asyncio.get_running_loop()
+        sender_hosts = isinstance(sender_controller, HostFacingController)
+        for c in self.controllers:
+            if c is sender_controller:
+                continue
+            if sender_hosts and isinstance(c, HostFacingController):
+                continue  # gateways do not connect to each other
+            host, sensor = (sender_controller, c) if sender_hosts else (c, sender_controller)
+            if isinstance(host, HostFacingController) and not self.hears(host, sensor):
+                continue
+            loop.call_soon(c.on_ll_advertising_pdu, packet)
 
     def send_acl_data(self, sender_controller, destination_address, transport, data):
         if transport != PhysicalTransport.LE:
@@ -133,6 +164,7 @@ class HostFacingController(QuietController):
         self.swallow_remaining = 0  # commands to drop without any answer (control: swallow_commands)
         self.swallow_opcode: int | None = None
         self.swallowed: list[int] = []
+        self.failed_establishments = 0  # CONNECT_INDs no peripheral took (another central was first)
 
     # -- configuration -----------------------------------------------------
     def configure_acl_buffer(self, size: int, credits: int, delay_ms: float) -> None:
@@ -207,6 +239,27 @@ class HostFacingController(QuietController):
             )
 
     # -- connections --------------------------------------------------------
+    def create_le_connection(self, peer_address):
+        """As a real initiator: CONNECT_IND goes out and Connection Complete is reported at once.
+        A peripheral that did not take it (another central was first: a MetaWear accepts one at
+        a time, and stops advertising) never answers; the link fails to be established (0x3E)
+        after six connection intervals, as the Core spec has it (Vol 6, Part B, 4.5.2)."""
+        super().create_le_connection(peer_address)
+        connection = self.le_connections.get(peer_address)
+        if connection is None:
+            return
+        asyncio.get_running_loop().call_later(0.05, self._confirm_established, connection)
+
+    def _confirm_established(self, connection) -> None:
+        if self.le_connections.get(connection.peer_address) is not connection:
+            return  # already gone
+        peripheral = self.link.find_le_controller(connection.peer_address)
+        accepted = peripheral is not None and any(
+            c.peer_address == connection.self_address for c in peripheral.le_connections.values())
+        if not accepted:
+            self.failed_establishments += 1
+            self.on_le_disconnected(connection, hci.HCI_ErrorCode.CONNECTION_FAILED_TO_BE_ESTABLISHED_ERROR)
+
     def on_le_disconnected(self, connection, reason):
         self.outstanding.pop(connection.handle, None)
         super().on_le_disconnected(connection, reason)
@@ -277,10 +330,11 @@ class HostFacingController(QuietController):
             if not (self.filter_duplicates and key in self.scan_seen):
                 self.scan_seen.add(key)
                 if getattr(self, "scan_legacy", True):
+                    rssi = self.link.rssi(self, address)
                     report = hci.HCI_LE_Advertising_Report_Event.Report(
                         event_type=hci.HCI_LE_Advertising_Report_Event.EventType.ADV_IND,
                         address_type=address.address_type, address=address,
-                        data=pdu.data, rssi=-50)
+                        data=pdu.data, rssi=rssi)
                     self.send_hci_packet(hci.HCI_LE_Advertising_Report_Event([report]))
                 else:
                     ext = hci.HCI_LE_Extended_Advertising_Report_Event
@@ -288,7 +342,7 @@ class HostFacingController(QuietController):
                         event_type=0x13,  # connectable | scannable | legacy PDU (ADV_IND)
                         address_type=address.address_type, address=address,
                         primary_phy=hci.Phy.LE_1M, secondary_phy=0,
-                        advertising_sid=0xFF, tx_power=0x7F, rssi=-50,
+                        advertising_sid=0xFF, tx_power=0x7F, rssi=self.link.rssi(self, address),
                         periodic_advertising_interval=0, direct_address_type=0,
                         direct_address=hci.Address.ANY, data=pdu.data)
                     self.send_hci_packet(ext([report]))

@@ -27,6 +27,7 @@ import selftest_common as common
 from selftest_common import (HERE, Board, Control, check, collect, contiguous, int16, make_host, parse_gyro_packed,
                              parse_gyro_unpacked, peer_cpu_seconds, results, scan)
 from selftest_drift import phase_drift
+from selftest_fleet import phase_fleet
 from selftest_log import phase_log
 
 
@@ -434,6 +435,7 @@ async def main_async(args) -> int:
         await asyncio.wait_for(phase_acl(hci_port, ctl), 60)
         await asyncio.wait_for(phase_log(hci_port, ctl, args.sensors), 90)
         await asyncio.wait_for(phase_drift(hci_port, ctl, args.sensors), 60)
+        await asyncio.wait_for(phase_fleet(), 60)
         r = await ctl(cmd="stop")
         check(r.get("ok"), "stop acknowledged")
         ctl.close()
