@@ -11,8 +11,9 @@ One run, everything on 127.0.0.1, in a temporary directory that is removed after
 1. a private mosquitto (free port, no persistence, unlimited queue) and an MQTT subscriber
    (paho, QoS 1) on `realtime_data/#`, `records/#`, `TitanUpUsers/#`;
 2. phase "gyrogate": a fresh Tests/Peers/metawear_peer.py with N sensors, the release gateway
-   with a generated config (`check-config` first), wait until every sensor streams, warm up
-   2 s, then measure S seconds; SIGTERM, wait for the exit, wait until the broker is quiet;
+   with a generated config (`check-config` first), wait until every sensor streams and the
+   store's background integrity check has ended (its seconds and thread CPU reported apart, as
+   `store_check`), warm up 2 s, then measure S seconds; SIGTERM, wait for the exit, wait until the broker is quiet;
 3. phase "reference": the same against reference_pipeline.py (plain Python: raw-socket central,
    sqlite3 WAL + synchronous=FULL, commit per second, outbox, paho QoS 1);
 4. a table (and JSON with --json).
@@ -94,7 +95,7 @@ import tempfile
 import threading
 import time
 
-from e2e_parts import Ext4Disk, Viewers
+from e2e_parts import Ext4Disk, Viewers, wait_for_store_check
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
@@ -620,6 +621,9 @@ def run_phase(name: str, args, procs: Processes, tmp: str, broker: subprocess.Po
             time.sleep(0.05 if idle_kb is None else 0.2)
         time_to_stream = time.monotonic() - t_start
         say(f"{name}: all streaming after {time_to_stream:.1f} s; warm-up {args.warmup} s, window {args.seconds} s")
+        store_check = wait_for_store_check(os.path.join(tmp, "admin.sock"), pid, read_threads) if name == "gyrogate" else None
+        if store_check:
+            say(f"{name}: store check {store_check}")
         viewers = Viewers(args.web_port, args.viewers) if name == "gyrogate" and args.viewers > 0 else None
         time.sleep(args.warmup)
         v0 = viewers.counts() if viewers else (0, 0)
@@ -709,6 +713,7 @@ def run_phase(name: str, args, procs: Processes, tmp: str, broker: subprocess.Po
         "viewer_kb_per_s": (v1[1] - v0[1]) / 1024 / window if viewers else None,
         "thread_cpu": threads_by_name(window_threads, window, samples),  # where the CPU went
         "log": log_summary(log_path),
+        "store_check": store_check,  # before the window, reported apart (e2e_parts.wait_for_store_check)
     }
     if io0 is not None and io1 is not None and samples:
         result["write_bytes_per_sample"] = (io1 - io0) / samples
