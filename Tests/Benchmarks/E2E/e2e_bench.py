@@ -75,7 +75,9 @@ with only the capabilities of deploy/gyrogate.service (ambient, through setpriv)
 --store-from DIR (a `store-filler fill` store, Tests/Benchmarks/StoreSize) is copied into the
 gateway's data directory (the ext4 image grows to hold it) before it starts; --max-store-bytes
 sets retention.maxStoreBytes; delivery then counts the peer's devices only. --chunk-size sets
-capture.chunkSize. MQTT payload bytes per sample: payload bytes received in the window / samples.
+capture.chunkSize. A store with an open session (`store-filler fill --open-session DEVICE`, a
+peer's address, user bench-user) is continued with --backfill-commit-ms and
+--max-session-minutes longer than its age. MQTT payload bytes per sample: payload bytes received in the window / samples.
 """
 
 from __future__ import annotations
@@ -534,7 +536,7 @@ def gateway_config(tmp: str, args, hci: int | None, mqtt_port: int, data_root: s
         "accelerometer": {"enabled": False},
         "capture": {"chunkSize": args.chunk_size, "commitIntervalMs": 1000,
                     **({"backfillCommitIntervalMs": args.backfill_commit_ms} if args.backfill_commit_ms else {})},
-        "sessions": {"autoStart": True},
+        "sessions": {"autoStart": True, **({"maxDurationMinutes": args.max_session_minutes} if args.max_session_minutes else {})},
         "mqtt": {"host": "127.0.0.1", "port": mqtt_port, "clientId": f"e2e-gyrogate-{os.getpid()}-{int(time.time())}"},
         "admin": {"socketPath": os.path.join(tmp, "admin.sock"), "mode": "0600"},
     }
@@ -563,6 +565,11 @@ def copy_store(source: str, data: str) -> None:
         path = os.path.join(source, name)
         if os.path.isfile(path) and not name.endswith("-shm"):
             shutil.copyfile(path, os.path.join(data, name))
+            # Out of the page cache, as a store is after a boot: a copy's large writes leave it in
+            # large dirty folios, which a later 1 KiB write dirties (and the device writes) whole.
+            with open(os.path.join(data, name), "rb+") as f:
+                os.fsync(f.fileno())
+                os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
     say(f"copied {source} ({store_bytes(data) >> 20} MiB) to {data}")
 
 
@@ -858,6 +865,7 @@ def main() -> int:
     p.add_argument("--store-from", metavar="DIR", help="a prefilled store for the gateway (docstring)")
     p.add_argument("--max-store-bytes", type=int, metavar="N", help="retention.maxStoreBytes")
     p.add_argument("--chunk-size", type=int, default=2000, metavar="N", help="capture.chunkSize")
+    p.add_argument("--max-session-minutes", type=int, metavar="N", help="sessions.maxDurationMinutes (to continue a long open session)")
     args = p.parse_args()
     if args.store_from and not os.path.isfile(os.path.join(args.store_from, "store.sqlite")):
         sys.exit(f"--store-from {args.store_from}: no store.sqlite in it")
