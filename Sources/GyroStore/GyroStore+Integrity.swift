@@ -14,7 +14,8 @@ extension GyroStore {
 
     /// Reads the whole file with `PRAGMA quick_check`, on a read-only connection and a thread of
     /// its own at the idle I/O class and the lowest CPU priority, and returns what it found. A
-    /// verdict other than "ok" (or a read error) marks the store damaged (`StoreHealth`).
+    /// verdict other than "ok" (or a read error) marks the store damaged (`StoreHealth`); "ok" is
+    /// remembered in the file (``lastVerification()``, for ``verifyIntegrityWhenDue(intervalMs:)``).
     ///
     /// Why in the background: the check reads every page, 25-50 s for 2 GB on an SD card, and
     /// more when the card is busy; the gateway opens in bounded time instead (`StoreOpenCheck`)
@@ -42,8 +43,11 @@ extension GyroStore {
         let seconds = (Date().timeIntervalSince1970 * 1000 - started) / 1000
         switch verdict {
         case .success("ok"):
-            health.set(.verified(atMs: Date().timeIntervalSince1970 * 1000, seconds: seconds))
+            let verification = IntegrityVerification(atMs: Date().timeIntervalSince1970 * 1000, seconds: seconds,
+                                                     boot: IntegritySchedule.currentBoot())
+            health.set(.verified(atMs: verification.atMs, seconds: seconds))
             logger.info("store integrity check: ok", metadata: ["subsystem": "store", "seconds": "\(seconds)"])
+            await remember(verification)
         case .success(let problems):
             health.markDamaged("the integrity check (PRAGMA quick_check) found: \(problems)")
         case .failure(let error) where error.isCorruption || error.primaryCode == SQLITE_IOERR:
@@ -54,6 +58,61 @@ extension GyroStore {
             logger.error("store integrity check did not run", metadata: ["subsystem": "store", "error": "\(error)"])
         }
         return integrity
+    }
+
+    /// Runs ``verifyIntegrity()`` whenever ``IntegritySchedule`` says it is due, until the task is
+    /// cancelled or the store is damaged. A check this boot remembered (a restart) is not redone:
+    /// the state says `verified` from it, and the next one comes `intervalMs` after it.
+    public func verifyIntegrityWhenDue(intervalMs: Double = IntegritySchedule.defaultIntervalMs) async {
+        if let last = await lastVerification() {
+            let delay = IntegritySchedule.delayMs(after: last, boot: IntegritySchedule.currentBoot(),
+                                                  nowMs: Date().timeIntervalSince1970 * 1000, intervalMs: intervalMs)
+            if delay > 0 {
+                health.set(.verified(atMs: last.atMs, seconds: last.seconds))
+                logger.info("store integrity: verified earlier in this boot, not checked again at this start", metadata: [
+                    "subsystem": "store", "verifiedAtMs": "\(Int(last.atMs))", "nextInSeconds": "\(Int(delay / 1000))",
+                ])
+                do { try await Task.sleep(for: .milliseconds(Int64(delay))) } catch { return }
+            }
+        }
+        // Paced from here on by the loop itself: a check that could not record its result (a
+        // full disk) or did not run (no thread) waits its interval too, not a loop of reads.
+        while !Task.isCancelled, !integrity.isDamaged {
+            _ = await verifyIntegrity()
+            do { try await Task.sleep(for: .milliseconds(Int64(intervalMs))) } catch { return }
+        }
+    }
+
+    /// The last full check that passed, as this store file remembers it; `nil` if none did (or
+    /// the rows cannot be read: then the check runs, which is the safe side).
+    public func lastVerification() async -> IntegrityVerification? {
+        let rows = try? await read("reading the last integrity check") { db in
+            try db.all("SELECT name, value FROM counter WHERE name LIKE 'integrityCheck.%'") { (try $0.text(0), try $0.int64(1)) }
+        }
+        let values = Dictionary(rows ?? [], uniquingKeysWith: { first, _ in first })
+        guard let atMs = values[IntegrityVerification.atMsCounter] else { return nil }
+        return IntegrityVerification(atMs: Double(atMs), seconds: Double(values[IntegrityVerification.millisecondsCounter] ?? 0) / 1000,
+                                     boot: values[IntegrityVerification.bootCounter])
+    }
+
+    /// Writes the check's result into the file it checked, so that it travels with the file (a
+    /// store moved aside and a new one started begins without one). Best effort: a store that
+    /// cannot take the write (full) checks again at its next start.
+    private func remember(_ verification: IntegrityVerification) async {
+        var rows: [(String, Int64)] = [(IntegrityVerification.atMsCounter, Int64(verification.atMs)),
+                                       (IntegrityVerification.millisecondsCounter, Int64(verification.seconds * 1000))]
+        if let boot = verification.boot { rows.append((IntegrityVerification.bootCounter, boot)) }
+        let written = rows
+        do {
+            try await write { db in
+                try db.run("DELETE FROM counter WHERE name LIKE 'integrityCheck.%'")
+                for (name, value) in written { try db.run("INSERT INTO counter (name, value) VALUES (?, ?)", [name, value]) }
+            }
+        } catch {
+            logger.warning("store integrity check: could not record its result; the next start checks again", metadata: [
+                "subsystem": "store", "error": "\(error)",
+            ])
+        }
     }
 
     /// `PRAGMA quick_check` on a connection of its own, without the readers' memory map (the

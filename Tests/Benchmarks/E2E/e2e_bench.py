@@ -11,8 +11,9 @@ One run, everything on 127.0.0.1, in a temporary directory that is removed after
 1. a private mosquitto (free port, no persistence, unlimited queue) and an MQTT subscriber
    (paho, QoS 1) on `realtime_data/#`, `records/#`, `TitanUpUsers/#`;
 2. phase "gyrogate": a fresh Tests/Peers/metawear_peer.py with N sensors, the release gateway
-   with a generated config (`check-config` first), wait until every sensor streams, warm up
-   2 s, then measure S seconds; SIGTERM, wait for the exit, wait until the broker is quiet;
+   with a generated config (`check-config` first), wait until every sensor streams and the
+   store's background integrity check has ended (its seconds and thread CPU reported apart, as
+   `store_check`), warm up 2 s, then measure S seconds; SIGTERM, wait for the exit, wait until the broker is quiet;
 3. phase "reference": the same against reference_pipeline.py (plain Python: raw-socket central,
    sqlite3 WAL + synchronous=FULL, commit per second, outbox, paho QoS 1);
 4. a table (and JSON with --json).
@@ -74,7 +75,9 @@ with only the capabilities of deploy/gyrogate.service (ambient, through setpriv)
 --store-from DIR (a `store-filler fill` store, Tests/Benchmarks/StoreSize) is copied into the
 gateway's data directory (the ext4 image grows to hold it) before it starts; --max-store-bytes
 sets retention.maxStoreBytes; delivery then counts the peer's devices only. --chunk-size sets
-capture.chunkSize. MQTT payload bytes per sample: payload bytes received in the window / samples.
+capture.chunkSize. A store with an open session (`store-filler fill --open-session DEVICE`, a
+peer's address, user bench-user) is continued with --backfill-commit-ms and
+--max-session-minutes longer than its age. MQTT payload bytes per sample: payload bytes received in the window / samples.
 """
 
 from __future__ import annotations
@@ -94,7 +97,7 @@ import tempfile
 import threading
 import time
 
-from e2e_parts import Ext4Disk, Viewers
+from e2e_parts import Ext4Disk, Viewers, wait_for_store_check
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
@@ -533,7 +536,7 @@ def gateway_config(tmp: str, args, hci: int | None, mqtt_port: int, data_root: s
         "accelerometer": {"enabled": False},
         "capture": {"chunkSize": args.chunk_size, "commitIntervalMs": 1000,
                     **({"backfillCommitIntervalMs": args.backfill_commit_ms} if args.backfill_commit_ms else {})},
-        "sessions": {"autoStart": True},
+        "sessions": {"autoStart": True, **({"maxDurationMinutes": args.max_session_minutes} if args.max_session_minutes else {})},
         "mqtt": {"host": "127.0.0.1", "port": mqtt_port, "clientId": f"e2e-gyrogate-{os.getpid()}-{int(time.time())}"},
         "admin": {"socketPath": os.path.join(tmp, "admin.sock"), "mode": "0600"},
     }
@@ -562,6 +565,11 @@ def copy_store(source: str, data: str) -> None:
         path = os.path.join(source, name)
         if os.path.isfile(path) and not name.endswith("-shm"):
             shutil.copyfile(path, os.path.join(data, name))
+            # Out of the page cache, as a store is after a boot: a copy's large writes leave it in
+            # large dirty folios, which a later 1 KiB write dirties (and the device writes) whole.
+            with open(os.path.join(data, name), "rb+") as f:
+                os.fsync(f.fileno())
+                os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
     say(f"copied {source} ({store_bytes(data) >> 20} MiB) to {data}")
 
 
@@ -620,6 +628,9 @@ def run_phase(name: str, args, procs: Processes, tmp: str, broker: subprocess.Po
             time.sleep(0.05 if idle_kb is None else 0.2)
         time_to_stream = time.monotonic() - t_start
         say(f"{name}: all streaming after {time_to_stream:.1f} s; warm-up {args.warmup} s, window {args.seconds} s")
+        store_check = wait_for_store_check(os.path.join(tmp, "admin.sock"), pid, read_threads) if name == "gyrogate" else None
+        if store_check:
+            say(f"{name}: store check {store_check}")
         viewers = Viewers(args.web_port, args.viewers) if name == "gyrogate" and args.viewers > 0 else None
         time.sleep(args.warmup)
         v0 = viewers.counts() if viewers else (0, 0)
@@ -709,6 +720,7 @@ def run_phase(name: str, args, procs: Processes, tmp: str, broker: subprocess.Po
         "viewer_kb_per_s": (v1[1] - v0[1]) / 1024 / window if viewers else None,
         "thread_cpu": threads_by_name(window_threads, window, samples),  # where the CPU went
         "log": log_summary(log_path),
+        "store_check": store_check,  # before the window, reported apart (e2e_parts.wait_for_store_check)
     }
     if io0 is not None and io1 is not None and samples:
         result["write_bytes_per_sample"] = (io1 - io0) / samples
@@ -853,6 +865,7 @@ def main() -> int:
     p.add_argument("--store-from", metavar="DIR", help="a prefilled store for the gateway (docstring)")
     p.add_argument("--max-store-bytes", type=int, metavar="N", help="retention.maxStoreBytes")
     p.add_argument("--chunk-size", type=int, default=2000, metavar="N", help="capture.chunkSize")
+    p.add_argument("--max-session-minutes", type=int, metavar="N", help="sessions.maxDurationMinutes (to continue a long open session)")
     args = p.parse_args()
     if args.store_from and not os.path.isfile(os.path.join(args.store_from, "store.sqlite")):
         sys.exit(f"--store-from {args.store_from}: no store.sqlite in it")

@@ -107,3 +107,45 @@ class Viewers:
         self.stopping.set()
         for t in self.threads:
             t.join(2)
+
+
+def admin_status(sock_path: str) -> dict:
+    """GET /v1/status over the gateway's admin socket (http.client: it reads chunked bodies)."""
+    import http.client
+    import json
+
+    class UnixConnection(http.client.HTTPConnection):
+        def connect(self):
+            self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.sock.settimeout(30)
+            self.sock.connect(sock_path)
+
+    connection = UnixConnection("localhost")
+    try:
+        connection.request("GET", "/v1/status")
+        return json.loads(connection.getresponse().read())
+    finally:
+        connection.close()
+
+
+def wait_for_store_check(sock_path: str, pid: int, read_threads, timeout: float = 900.0) -> dict:
+    """Waits until the gateway's full integrity check in the background has ended
+    (`store.integrity.state` verified or damaged), so that the window measures the steady state
+    and not a once-per-boot read of the whole file (docs/durability.md, "Corruption"). Returns
+    the state, the check's own `seconds` (from the status: of this run's check, or of the one
+    this boot remembered) and its cost, reported apart: the CPU of the thread `store-check`, read
+    every 0.25 s while it runs (up to 0.25 s of its last CPU can be missed)."""
+    import time
+    start, check_ns, integrity = time.monotonic(), {}, {}
+    while time.monotonic() - start < timeout:
+        for tid, (name, ns, _, _) in read_threads(pid).items():
+            if name == "store-check":
+                check_ns[tid] = ns
+        integrity = admin_status(sock_path).get("store", {}).get("integrity", {})
+        if integrity.get("state") in ("verified", "damaged"):
+            break
+        time.sleep(0.25)
+    else:
+        raise RuntimeError(f"the store's integrity check had not ended after {timeout} s: {integrity}")
+    return {"state": integrity.get("state"), "seconds": integrity.get("seconds"), "waited_s": time.monotonic() - start,
+            "thread_cpu_s": sum(check_ns.values()) / 1e9, "ran_in_this_run": bool(check_ns)}
