@@ -135,6 +135,14 @@ public struct JSONWriter {
         appendComposed(compose)
     }
 
+    /// A number as its shortest text that reads back as the same `Double` (what a column holds);
+    /// `null` when it is not finite.
+    mutating func exactNumber(_ value: Double) {
+        guard value.isFinite else { return null() }
+        separator()
+        bytes.append(contentsOf: value.description.utf8)
+    }
+
     /// A value that is JSON text already (a stored document's body), as it is.
     mutating func json(_ text: [UInt8]) {
         separator()

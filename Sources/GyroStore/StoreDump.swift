@@ -38,6 +38,8 @@ public enum StoreDumpError: Error, CustomStringConvertible, Sendable {
 /// - `document`: every document but the chunk documents of chunk rows, `body` its JSON (`null`
 ///   for an empty body: a deletion);
 /// - `outbox`: every publish not yet acknowledged.
+///
+/// A row's times and rates are written as the column's `Double`, exactly (its shortest text).
 public enum StoreDump {
     /// Writes the lines of the store in `directory` to `output`, each ending in a newline.
     public static func write(directory: String, to output: ([UInt8]) throws(StoreDumpError) -> Void) throws(StoreDumpError) {
@@ -141,7 +143,7 @@ public enum StoreDump {
         line.key("id"); line.string(session.id)
         line.key("userId"); line.string(session.userId)
         line.key("device"); line.string(session.device)
-        line.key("startMs"); line.number(session.startMs, decimals: 3)
+        line.key("startMs"); line.exactNumber(session.startMs)
         line.key("endMs"); optional(session.endMs, &line)
         line.key("lastSampleMs"); optional(session.lastSampleMs, &line)
         line.key("samples"); line.integer(session.samples)
@@ -167,8 +169,8 @@ public enum StoreDump {
         line.key("sessionId"); line.string(chunk.sessionId)
         line.key("stream"); line.string(chunk.stream)
         line.key("seq"); line.integer(chunk.seq)
-        line.key("odrHz"); line.number(chunk.odrHz, decimals: 6)
-        line.key("range"); line.number(chunk.range, decimals: 6)
+        line.key("odrHz"); line.exactNumber(chunk.odrHz)
+        line.key("range"); line.exactNumber(chunk.range)
         line.key("firstIndex"); line.integer(chunk.firstIndex)
         line.key("count"); line.integer(chunk.count)
         line.key("startMs"); optional(chunk.startMs, &line)
@@ -185,7 +187,7 @@ public enum StoreDump {
     }
 
     private static func optional(_ value: Double?, _ line: inout JSONWriter) {
-        if let value { line.number(value, decimals: 3) } else { line.null() }
+        if let value { line.exactNumber(value) } else { line.null() }
     }
 
     private static func gaps(_ gaps: [GapRange], _ line: inout JSONWriter) {
@@ -195,8 +197,8 @@ public enum StoreDump {
             line.key("stream"); line.string(gap.stream)
             line.key("fromIndex"); line.integer(gap.fromIndex)
             line.key("toIndex"); line.integer(gap.toIndex)
-            line.key("fromMs"); line.number(gap.fromMs, decimals: 3)
-            line.key("toMs"); line.number(gap.toMs, decimals: 3)
+            line.key("fromMs"); line.exactNumber(gap.fromMs)
+            line.key("toMs"); line.exactNumber(gap.toMs)
             line.key("missing"); line.integer(gap.missing)
             line.key("reason"); line.string(gap.reason.rawValue)
             line.endObject()
