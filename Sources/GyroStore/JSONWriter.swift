@@ -129,6 +129,26 @@ public struct JSONWriter {
         }
     }
 
+    /// A value composed like ``appendComposed(_:)``, after the comma it needs.
+    mutating func composedValue(_ compose: (inout Composer) -> Void) {
+        separator()
+        appendComposed(compose)
+    }
+
+    /// A number as its shortest text that reads back as the same `Double` (what a column holds);
+    /// `null` when it is not finite.
+    mutating func exactNumber(_ value: Double) {
+        guard value.isFinite else { return null() }
+        separator()
+        bytes.append(contentsOf: value.description.utf8)
+    }
+
+    /// A value that is JSON text already (a stored document's body), as it is.
+    mutating func json(_ text: [UInt8]) {
+        separator()
+        bytes.append(contentsOf: text)
+    }
+
     /// Bytes and numbers written one after the other into `appendComposed`'s buffer.
     struct Composer {
         /// A point is at most seven keys of under 20 bytes and six numbers of at most 32.

@@ -7,6 +7,6 @@ struct Gyrogate: AsyncParsableCommand {
         commandName: "gyrogate",
         abstract: "Captures MetaWear motion data over Bluetooth LE into a local store and publishes it to MQTT.",
         version: version,
-        subcommands: [Run.self, Scan.self, CheckConfig.self, DoctorCommand.self, Status.self, Sensors.self, Sessions.self, Session.self, Medals.self, Documents.self, ExportCommand.self, Resync.self]
+        subcommands: [Run.self, Scan.self, CheckConfig.self, DoctorCommand.self, Status.self, Sensors.self, Sessions.self, Session.self, Medals.self, Documents.self, ExportCommand.self, StoreCommand.self, Resync.self]
     )
 }

@@ -24,10 +24,8 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import time
 
-import chunk_body
 import reliability as rel
 from reliability import bench
 from case_faults import _compare, _stored_samples
@@ -158,21 +156,19 @@ def run(ctx) -> list[tuple[bool | None, str]]:
     logs = _log_statuses(peer)
 
     path = rel.store_path(os.path.join(tmp, "data"))
-    db = sqlite3.connect(path)
-    sessions = list(db.execute("SELECT device, gaps FROM session"))
-    over = [(cid, n) for cid, n in db.execute("SELECT id, count FROM chunk") if n > CHUNK]
-    points = [(path_, len(chunk_body.document(body)["data"])) for path_, body in
-              db.execute("SELECT path, body FROM document WHERE collection = 'realtime_data'")]
-    filled_points = sum(1 for (body,) in db.execute("SELECT body FROM document WHERE collection = 'realtime_data'")
-                        for p in chunk_body.document(body)["data"] if p.get("backfilled"))
-    db.close()
+    store = rel.read_store(ctx.gateway, path)
+    sessions = [(s["device"], s["gaps"]) for s in store.sessions]
+    over = [(c.id, c.count) for c in store.all_chunks if c.count > CHUNK]
+    documents = store.chunk_documents()
+    points = [(path_, len(data)) for path_, data, _filled in documents]
+    filled_points = sum(filled for _path, _data, filled in documents)
     big = [p for p in points if p[1] > CHUNK]
     out.append((not over and not big, f"no chunk over chunkSize {CHUNK} ({len(points)} chunk documents, largest "
                                       f"{max((p[1] for p in points), default=0)} points)"))
     sensors = peer.sensors()
     for i, sensor in enumerate(sensors):
         device = sensor["address"][:17].upper()
-        gaps = [g for d, text in sessions if d.upper() == device for g in json.loads(text or "[]")
+        gaps = [g for d, gaps_ in sessions if d.upper() == device for g in gaps_
                 if g["reason"] != "storeFull"]
         left = sum(g["missing"] for g in gaps)
         # The peer counts entries; a gyro sample is two (x/y and z), and one whose pair was split
@@ -181,8 +177,8 @@ def run(ctx) -> list[tuple[bool | None, str]]:
         out.append((left <= lost, f"{sensor['model']} {device}: outages {', '.join(timings) if i == 0 else '(as above)'}: "
                                   f"{left} samples left in gaps, never in the board's flash {lost}"
                                   + (f" -- left: {[(g['reason'], g['missing']) for g in gaps][:5]}" if left > lost else "")))
-        out += _compare(device, _stored_samples(path).get(device, []), sensor["gyro_runs"])
+        out += _compare(device, _stored_samples(store).get(device, []), sensor["gyro_runs"])
     out.append((filled_points > 0, f"{filled_points} points backfilled"))
-    out += rel.invariants(path, odr=ODR)
+    out += rel.invariants(ctx.gateway, path, odr=ODR)
     out.append(rel.rss_check(gateways))
     return out

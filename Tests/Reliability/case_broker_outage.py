@@ -86,7 +86,7 @@ def run(ctx) -> list:
         peer.close(ctx.procs)
 
     path = rel.store_path(os.path.join(tmp, "data"))
-    store = rel.read_store(path)
+    store = rel.read_store(ctx.gateway, path)
     checks += delivery_checks(store, sub.messages)
     checks.append(rel.versions_forward(sub.messages))
     checks.append(rel.outbox_drained(store))
@@ -99,7 +99,7 @@ def run(ctx) -> list:
                    f"the restarted broker holds {len(current)} of {len(store.records)} records retained as stored "
                    f"({len(store.records) - len(current)} still in the outbox), including {closed}, closed before "
                    "the outage (re-published by the resync)" + rel.examples(stale)))
-    checks += rel.invariants(path, ODR)
+    checks += rel.invariants(ctx.gateway, path, ODR)
     checks.append(rel.rss_check([gw]))
     return checks
 

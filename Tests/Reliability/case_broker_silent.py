@@ -75,6 +75,6 @@ def run(ctx) -> list:
         (code is not None and stop_seconds <= 10,
          f"SIGTERM ends the gateway in {stop_seconds:.2f} s (exit {code}; at most 10 s)"),
     ]
-    checks += rel.invariants(rel.store_path(os.path.join(tmp, "data")), ODR)
+    checks += rel.invariants(ctx.gateway, rel.store_path(os.path.join(tmp, "data")), ODR)
     checks.append(rel.rss_check([gw]))
     return checks

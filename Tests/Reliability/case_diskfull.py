@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import sqlite3
 import subprocess
 import threading
 import time
@@ -189,14 +188,13 @@ def _run(ctx, tmp: str, disk: str, notify: NotifySocket) -> list[tuple[bool | No
     out.append((code == 0, f"SIGTERM while full: exit {code} after {seconds:.1f} s"))
     sent = rel.sent_per_device(peer)
     path = rel.store_path(data)
-    os.unlink(filler)  # reading replays the WAL, which needs room
-    out += rel.invariants(path, odr=ODR)
-    db = sqlite3.connect(path)
-    try:
-        expected = dict(db.execute("SELECT upper(device), sum(expected) FROM session GROUP BY upper(device)").fetchall())
-        missing = db.execute("SELECT sum(expected - samples) FROM session").fetchone()[0] or 0
-    finally:
-        db.close()
+    os.unlink(filler)  # room for the reader's -shm, which grows with the WAL's frames
+    out += rel.invariants(ctx.gateway, path, odr=ODR)
+    sessions = rel.read_store(ctx.gateway, path).sessions
+    expected: dict[str, int] = {}
+    for s in sessions:
+        expected[s["device"].upper()] = expected.get(s["device"].upper(), 0) + s["expected"]
+    missing = sum(s["expected"] - s["samples"] for s in sessions)
     # Samples in flight when the gateway stopped the boards are not the store's to record.
     tail = ODR // 4
     short = {d: sent[d] - expected.get(d, 0) for d in sent}

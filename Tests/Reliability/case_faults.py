@@ -17,9 +17,7 @@ the board's counter, samples generated and sent, and when sample 0 was due):
 
 from __future__ import annotations
 
-import json
 import os
-import sqlite3
 import time
 
 import reliability as rel
@@ -45,19 +43,14 @@ def _received_over_expected(gw: rel.Gateway) -> list[str]:
     return bad
 
 
-def _stored_samples(path: str) -> dict[str, list[tuple[int, int, float]]]:
+def _stored_samples(store: rel.Store) -> dict[str, list[tuple[int, int, float]]]:
     """Per device, (stream index, n, stamp in s) of every stored gyro sample, in index order.
     A chunk's samples take consecutive indices from its firstIndex, skipping the gaps inside it."""
-    store = rel.read_store(path)
-    db = sqlite3.connect(path)
-    rows = {r[0]: (r[1], json.loads(r[2] or "[]")) for r in db.execute("SELECT id, firstIndex, gaps FROM chunk WHERE stream = 'gyro'")}
-    db.close()
     out: dict[str, list[tuple[int, int, float]]] = {}
     for session in store.sessions:
         samples = out.setdefault(session["device"].upper(), [])
         for chunk in store.chunks_of(session["id"]):
-            index, gaps = rows[chunk.id]
-            gaps = sorted(gaps, key=lambda g: g["fromIndex"])
+            index, gaps = chunk.first_index, sorted(chunk.gaps, key=lambda g: g["fromIndex"])
             for t, gx, _gy, _gz in chunk.points:
                 while gaps and gaps[0]["fromIndex"] <= index:
                     index = max(index, gaps.pop(0)["toIndex"] + 1)
@@ -145,10 +138,10 @@ def run(ctx) -> list[tuple[bool | None, str]]:
     out: list[tuple[bool | None, str]] = [(code == 0, f"SIGTERM: exit {code} after {seconds:.1f} s")]
     out.append((not over, f"{polls} status polls: received never above expected" + (f" -- {over[0]}" if over else "")))
     path = rel.store_path(os.path.join(tmp, "data"))
-    stored = _stored_samples(path)
+    stored = _stored_samples(rel.read_store(ctx.gateway, path))
     for sensor in peer.sensors():
         device = sensor["address"][:17].upper()
         out += _compare(device, stored.get(device, []), sensor["gyro_runs"])
-    out += rel.invariants(path, odr=ODR)
+    out += rel.invariants(ctx.gateway, path, odr=ODR)
     out.append(rel.rss_check([gw]))
     return out

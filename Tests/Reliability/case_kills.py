@@ -44,7 +44,7 @@ def run(ctx) -> list:
             gw.kill()
             # Checked on a copy: opening the store itself would replay and checkpoint its WAL
             # before the next gateway gets to recover it.
-            store = rel.read_store(rel.copy_store(data, os.path.join(tmp, f"after-kill-{cycle}")))
+            store = rel.read_store(ctx.gateway, rel.copy_store(data, os.path.join(tmp, f"after-kill-{cycle}")))
             if store.integrity != "ok":
                 bad_integrity.append(f"cycle {cycle}: {store.integrity}")
             # This kill's loss: what the peer sent and the store lacks, minus the same before it.
@@ -70,8 +70,8 @@ def run(ctx) -> list:
                                   "integrity_check ok after each" + rel.examples(bad_integrity)),
               (code == 0, f"the last gateway exits 0 on SIGTERM (exit {code}, {seconds:.2f} s)")]
     path = rel.store_path(data)
-    checks += rel.invariants(path, ODR)
-    store = rel.read_store(path)
+    checks += rel.invariants(ctx.gateway, path, ODR)
+    store = rel.read_store(ctx.gateway, path)
     census = rel.census(store, ODR)
     stored = census.samples
     total_sent = sum(sent.values())

@@ -8,7 +8,7 @@ For each delay and cycle: a fresh emulated MetaWear (one sensor), a real mosquit
 gateway as its own process with `capture.commitIntervalMs` = --commit-ms, on a store of its
 own. Once the sensor's first sample is sent, the gateway is killed with SIGKILL `delay` seconds
 after it. The peer's count of samples sent by then is compared with what the store kept (the
-samples its chunks hold, read with sqlite3 after the kill): at most
+samples its chunks hold, read with `gyrogate store dump` after the kill): at most
 commit-ms worth of samples (plus one notification in flight) may be lost, and the store must
 pass `PRAGMA integrity_check`. A last check restarts the gateway on one of those stores: the
 session left open is closed (or withdrawn if it stored nothing), with `expected - samples`
@@ -25,7 +25,6 @@ import argparse
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -55,11 +54,11 @@ def config(tmp: str, hci: int, mqtt_port: int, odr: int, commit_ms: int) -> str:
     return path
 
 
-def stored(tmp: str) -> tuple[int, int, str]:
+def stored(gateway: str, tmp: str) -> tuple[int, int, str]:
     """(samples the store holds, sessions, integrity_check) after a kill. An open session's row
     holds its counts as of its last full write; its samples are in its chunks (closed: their
     counts; open: their samples in the sample ring), as the gateway counts them at its restart."""
-    store = rel.read_store(os.path.join(tmp, "data", "store.sqlite"))
+    store = rel.read_store(gateway, os.path.join(tmp, "data", "store.sqlite"))
     held = sum(len(c.points) if c.is_open else c.count for c in store.chunks)
     return held, len(store.sessions), store.integrity
 
@@ -94,7 +93,7 @@ def run_cycles(gateway: str, delays: list[float], commit_ms: int, odr: int, cycl
                 gw.wait()
                 sent = peer.sensors()[0]["samples_sent"]
                 log.close()
-                committed, sessions, integrity = stored(tmp)
+                committed, sessions, integrity = stored(gateway, tmp)
                 lost = sent - committed
                 ok = integrity == "ok" and lost <= allowed
                 check(ok, f"SIGKILL {delay:.2f} s after the stream started: {sent} sent, {committed} stored, "
@@ -115,13 +114,12 @@ def run_cycles(gateway: str, delays: list[float], commit_ms: int, odr: int, cycl
             os.killpg(gw.pid, signal.SIGTERM)
             gw.wait(30)
             log.close()
-            db = sqlite3.connect(os.path.join(kept, "data", "store.sqlite"))
-            rows = db.execute("SELECT id, isOpen, samples, expected, gaps FROM session ORDER BY startMs").fetchall()
-            db.close()
+            rows = sorted(rel.read_store(gateway, os.path.join(kept, "data", "store.sqlite")).sessions, key=lambda s: s["startMs"])
             first = rows[0] if rows else None
-            honest = first is not None and not first[1] and \
-                first[3] - first[2] == sum(g.get("missing", 0) for g in json.loads(first[4] or "[]"))
-            check(honest, f"after a restart the killed session is closed with expected - samples = sum(gaps.missing): {first}")
+            honest = first is not None and not first["isOpen"] and \
+                first["expected"] - first["samples"] == sum(g.get("missing", 0) for g in first["gaps"])
+            shown = first and (first["id"], first["isOpen"], first["samples"], first["expected"], first["gaps"])
+            check(honest, f"after a restart the killed session is closed with expected - samples = sum(gaps.missing): {shown}")
             peer.close(procs)
     finally:
         if kept:

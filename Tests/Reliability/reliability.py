@@ -1,5 +1,5 @@
 """Shared helpers of the reliability suite (suite.py): the gateway as a process, its admin status,
-the store read with sqlite3, and the invariants every case checks.
+the store read through `gyrogate store dump`, and the invariants every case checks.
 
 The broker, the emulated MetaWear peer and the process bookkeeping come from
 Tests/Benchmarks/E2E/e2e_bench.py (imported as `bench`), as in crash_window_test.py.
@@ -13,14 +13,12 @@ import os
 import shutil
 import signal
 import socket
-import sqlite3
-import struct
+import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Benchmarks", "E2E"))
-import chunk_body  # noqa: E402  (stored chunk documents, compact or JSON)
 import e2e_bench as bench  # noqa: E402  (the broker, the peer and the process helpers)
 
 LSB_PER_DPS = 16.4  # gyro raw units per °/s at 2000 dps (the range every case uses)
@@ -198,19 +196,17 @@ def store_path(data_dir: str) -> str:
     return os.path.join(data_dir, "store.sqlite")
 
 
-def open_store(path: str) -> sqlite3.Connection:
-    """Read-write on purpose: opening replays the WAL, as the gateway would at its next start.
-    Open copies, not a store a gateway will be started on again (closing checkpoints the WAL)."""
+def dump_store(gateway: str, path: str) -> list[dict]:
+    """The lines of `gyrogate store dump` for the store file at `path` (docs/durability.md,
+    "Reading a store"): read-only, so a killed gateway's files, or a copy of them, are read as
+    the next start would find them and stay as they are."""
     if not os.path.exists(path):
         raise FileNotFoundError(path)
-    db = sqlite3.connect(path)
-    db.row_factory = sqlite3.Row
-    return db
-
-
-def decode_blob(data: bytes) -> list[tuple[float, float, float, float]]:
-    """SampleBlob: 20 bytes a sample, little-endian Float64 time, then three Float32 axes."""
-    return [struct.unpack_from("<dfff", data, off) for off in range(0, len(data), 20)]
+    proc = subprocess.run([gateway, "store", "dump", "--data-dir", os.path.dirname(os.path.abspath(path))],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    if proc.returncode != 0:
+        raise RuntimeError(f"gyrogate store dump {path}: exit {proc.returncode}: {proc.stderr.decode(errors='replace').strip()}")
+    return [json.loads(line) for line in proc.stdout.splitlines()]
 
 
 @dataclass
@@ -224,6 +220,10 @@ class Chunk:
     has_body: bool = True
     pruned: bool = False  # its document was removed by retention after publication
     start: float = 0.0  # the chunk row's startMs: the record lists closed chunks in this order
+    stream: str = "gyro"
+    first_index: int = 0  # the stream index of its first sample
+    gaps: list = field(default_factory=list)  # the gaps inside it (fromIndex, toIndex, missing, reason)
+    backfilled: int = 0  # points marked backfilled in its document
 
 
 @dataclass
@@ -231,8 +231,10 @@ class Store:
     integrity: str
     sessions: list[dict]
     records: dict[str, dict | None]  # session id -> its records document (None if absent or empty)
-    chunks: list[Chunk]
+    chunks: list[Chunk]  # the gyroscope's
     outbox_paths: set[str] = field(default_factory=set)
+    all_chunks: list[Chunk] = field(default_factory=list)  # every stream's
+    documents: dict[str, dict | None] = field(default_factory=dict)  # path -> body: all but chunk rows' documents
 
     def chunks_of(self, session_id: str) -> list[Chunk]:
         """In the record's order (`gscope_data`: closed chunks by their first sample, where a
@@ -240,42 +242,38 @@ class Store:
         return sorted((c for c in self.chunks if c.session == session_id),
                       key=lambda c: (c.is_open, c.start or 0.0, c.seq, c.id))
 
+    def chunk_documents(self) -> list[tuple[str, list]]:
+        """Every stored realtime_data document: (path, its points), the points (t, x, y, z, backfilled)."""
+        docs = [(f"realtime_data/{c.id}", c.points, c.backfilled) for c in self.all_chunks if not c.is_open and c.has_body]
+        for path, body in self.documents.items():
+            if path.startswith("realtime_data/") and body is not None:
+                data = body.get("data") or []
+                docs.append((path, [(p["timestamp"], p["gx"], p["gy"], p["gz"]) for p in data],
+                             sum(1 for p in data if p.get("backfilled"))))
+        return docs
 
-def read_store(path: str) -> Store:
-    """Everything the invariants need, read in one transaction."""
-    db = open_store(path)
-    try:
-        integrity = db.execute("PRAGMA integrity_check").fetchone()[0]
-        db.execute("BEGIN")
-        sessions = [dict(r) for r in db.execute("SELECT * FROM session ORDER BY device, startMs, id")]
-        docs = {r["path"]: r["body"] for r in db.execute(
-            "SELECT path, body FROM document WHERE collection IN ('records', 'realtime_data')")}
-        records = {}
-        for s in sessions:
-            body = docs.get(f"records/{s['id']}")
-            records[s["id"]] = json.loads(body) if body else None
-        chunks = []
-        ring = chunk_body.ring_batches(r["data"] for r in db.execute("SELECT data FROM sampleRing"))
-        for r in db.execute("SELECT * FROM chunk WHERE stream = 'gyro'"):
-            if r["isOpen"]:
-                points = []
-                for b in db.execute("SELECT data FROM sampleBatch WHERE chunkId = ? ORDER BY offset", (r["id"],)):
-                    points += decode_blob(b["data"])
-                # Then the ring's batches, from where the rows end (SampleRing.samples(ofChunk:)).
-                for offset, batch in sorted(ring.get(r["id"], []), key=lambda b: b[0]):
-                    if offset <= len(points):
-                        points += [(p["timestamp"], p["gx"], p["gy"], p["gz"]) for p in batch[len(points) - offset:]]
-                chunks.append(Chunk(r["id"], r["sessionId"], r["seq"], True, r["count"], points, start=r["startMs"] or 0.0))
-            else:
-                body = docs.get(f"realtime_data/{r['id']}")
-                points = [(p["timestamp"], p["gx"], p["gy"], p["gz"]) for p in chunk_body.document(body)["data"]] if body else []
-                chunks.append(Chunk(r["id"], r["sessionId"], r["seq"], False, r["count"], points, has_body=bool(body),
-                                    pruned=bool(r["pruned"]), start=r["startMs"] or 0.0))
-        outbox = {r["documentPath"] for r in db.execute("SELECT documentPath FROM outbox WHERE documentPath IS NOT NULL")}
-        db.execute("COMMIT")
-        return Store(integrity, sessions, records, chunks, outbox)
-    finally:
-        db.close()
+
+def read_store(gateway: str, path: str) -> Store:
+    """Everything the invariants need, read by the gateway in one read transaction."""
+    lines = dump_store(gateway, path)
+    head = lines[0]
+    assert head["kind"] == "store", f"the dump starts with {head}"
+    assert head["damagedRingSlots"] == 0, f"{head['damagedRingSlots']} slots of the sample ring do not decode"
+    sessions = [line for line in lines if line["kind"] == "session"]
+    documents = {line["path"]: line["body"] for line in lines if line["kind"] == "document"}
+    records = {s["id"]: documents.get(f"records/{s['id']}") for s in sessions}
+    chunks = []
+    for line in lines:
+        if line["kind"] != "chunk":
+            continue
+        chunks.append(Chunk(line["id"], line["sessionId"], line["seq"], line["isOpen"], line["count"],
+                            [tuple(p[:4]) for p in line["points"]], has_body=line["isOpen"] or line["document"],
+                            pruned=line["pruned"], start=line["startMs"] or 0.0, stream=line["stream"],
+                            first_index=line["firstIndex"], gaps=line["gaps"],
+                            backfilled=sum(1 for p in line["points"] if p[4])))
+    outbox = {line["documentPath"] for line in lines if line["kind"] == "outbox" and line["documentPath"] is not None}
+    return Store(head["integrity"], sessions, records, [c for c in chunks if c.stream == "gyro"], outbox,
+                 all_chunks=chunks, documents=documents)
 
 
 def copy_store(data_dir: str, dest: str) -> str:
@@ -396,10 +394,10 @@ def record_checks(store: Store, closed_only: bool = False) -> list[tuple[bool, s
     ]
 
 
-def invariants(path: str, odr: int = 100, closed_only: bool = False) -> list[tuple[bool, str]]:
+def invariants(gateway: str, path: str, odr: int = 100, closed_only: bool = False) -> list[tuple[bool, str]]:
     """The store-wide invariants: integrity, the records' arithmetic, and every stored sample
     present exactly once and equal to the peer's waveform."""
-    store = read_store(path)
+    store = read_store(gateway, path)
     checks = [(store.integrity == "ok", f"PRAGMA integrity_check: {store.integrity}")]
     checks += record_checks(store, closed_only)
     c = census(store, odr)
