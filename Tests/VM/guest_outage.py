@@ -211,7 +211,8 @@ def main() -> int:
         checks.append((resumed is not None, f"streaming resumed {resumed} s after btattach restarted, the same gateway process"))
         checks.append((after is not None and "re-opened after 1 loss" in after, f"after: controller {after!r}"))
         path = rel.store_path(os.path.join(tmp, "data"))
-        stored = case_faults._stored_samples(path)
+        store = rel.read_store(args.gateway, path)  # through `gyrogate store dump`
+        stored = case_faults._stored_samples(store)
         per_device = {}
         for sensor in peer.sensors():
             device = sensor["address"][:17].upper()
@@ -219,12 +220,11 @@ def main() -> int:
             checks += [c for c in case_faults._compare(device, stored.get(device, []), sensor["gyro_runs"])
                        if "every stamp" not in c[1]]
             per_device[device] = {"stored": len(stored.get(device, [])), "sent": sensor["samples_sent"]}
-        store = rel.read_store(path)
         for s in store.sessions:
             per_device[s["device"].upper()].setdefault("sessions", []).append(
                 {"expected": s["expected"], "samples": s["samples"], "missing": rel.gaps_missing(s["gaps"])})
         figures["per_device"] = per_device
-        checks += rel.invariants(path, odr=case_faults.ODR)
+        checks += rel.invariants(args.gateway, path, odr=case_faults.ODR)
     except Exception as error:  # noqa: BLE001 - reported as a failed check
         checks.append((False, f"{type(error).__name__}: {error}"))
     finally:
