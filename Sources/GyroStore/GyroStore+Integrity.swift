@@ -45,9 +45,11 @@ extension GyroStore {
         case .success("ok"):
             let verification = IntegrityVerification(atMs: Date().timeIntervalSince1970 * 1000, seconds: seconds,
                                                      boot: IntegritySchedule.currentBoot())
+            // Remembered before it is reported: whoever sees `verified` (a restart's reader, the
+            // status) finds the pass in the file too.
+            await remember(verification)
             health.set(.verified(atMs: verification.atMs, seconds: seconds))
             logger.info("store integrity check: ok", metadata: ["subsystem": "store", "seconds": "\(seconds)"])
-            await remember(verification)
         case .success(let problems):
             health.markDamaged("the integrity check (PRAGMA quick_check) found: \(problems)")
         case .failure(let error) where error.isCorruption || error.primaryCode == SQLITE_IOERR:
