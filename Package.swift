@@ -133,10 +133,12 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // A fleet of gateways: each gateway's report and the rule that names who captures a sensor.
+        .target(name: "Fleet", dependencies: ["JSON", .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .target(
             name: "Daemon",
             dependencies: [
-                "GatewayConfig", "GyroStore", "Capture", "HostTime", "PosixThreads", "Admin", "WebView", "MQTTPublisher", "Sensors", "BLEHost", "MetaWear", "CMalloc", "JSON", "TextTools", "ZoneInfo",
+                "Fleet", "GatewayConfig", "GyroStore", "Capture", "HostTime", "PosixThreads", "Admin", "WebView", "MQTTPublisher", "Sensors", "BLEHost", "MetaWear", "CMalloc", "JSON", "TextTools", "ZoneInfo",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -195,6 +197,7 @@ let package = Package(
         .target(name: "SupportCore", path: "Tests/SupportCore"),
         .target(name: "TestSupport", dependencies: ["SupportCore", "CMosquitto", .product(name: "Logging", package: "swift-log")], path: "Tests/Support"),
         .testTarget(name: "BluetoothWireTests", dependencies: ["BluetoothWire"]),
+        .testTarget(name: "FleetTests", dependencies: ["Fleet", .product(name: "Logging", package: "swift-log")]),
         // Hex fixtures and the every-truncation check the wire codec tests share.
         .target(name: "WireTestSupport", dependencies: ["BluetoothWire"], path: "Tests/WireSupport"),
         .testTarget(name: "HCITests", dependencies: ["HCI", "BluetoothWire", "WireTestSupport"]),

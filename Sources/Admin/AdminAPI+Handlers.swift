@@ -28,7 +28,7 @@ extension AdminAPI {
         }
         var radio: [String: JSONValue] = ["transport": .string(configuration.bluetooth.transport.description), "controller": "not implemented yet"]
         if let provider = providers.bluetoothStatus { radio["controller"] = .string(await provider().controller) }
-        return [
+        var status: JSONValue = [
             "gatewayId": .string(configuration.gatewayId),
             "version": .string(version),
             "uptimeSeconds": .number((ContinuousClock.now - started).seconds),
@@ -47,6 +47,11 @@ extension AdminAPI {
             "sensors": .array(try await sensors()),
             "clock": await clockStatus(),
         ]
+        if let provider = providers.fleetStatus, case .object(var object) = status {
+            object["fleet"] = await provider()
+            status = .object(object)
+        }
+        return status
     }
 
     /// The store's size and limits, and whether it takes writes: `state` "ok", "full" (the disk

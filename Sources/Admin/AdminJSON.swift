@@ -22,6 +22,7 @@ public enum AdminJSON {
             "gaps": live.gaps.jsonValue, "missingSamples": live.missingSamples.jsonValue, "reconnects": live.reconnects.jsonValue,
             "failedAttempts": live.failedAttempts.jsonValue, "batteryPercent": live.batteryPercent.jsonValue, "boardTime": live.boardTime.jsonValue,
             "logEntries": live.logEntries.jsonValue, "backfilledSamples": live.backfilledSamples.jsonValue, "lastError": live.lastError.jsonValue,
+            "fleet": live.fleet.jsonValue,
         ]
     }
 

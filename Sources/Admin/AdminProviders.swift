@@ -1,3 +1,5 @@
+import JSON
+
 /// State the admin API shows but does not own. Other modules plug in here without the admin
 /// module importing them: the daemon wires a closure per provider when the module exists.
 ///
@@ -10,6 +12,8 @@ public struct AdminProviders: Sendable {
     public var bluetoothStatus: (@Sendable () async -> BluetoothStatus)?
     /// Re-asserts every retained document on the broker; returns a human-readable summary.
     public var resync: (@Sendable () async throws -> String)?
+    /// A fleet of gateways (when configured): who holds which sensor and why, as JSON.
+    public var fleetStatus: (@Sendable () async -> JSONValue)?
 
     public init(publisherStatus: (@Sendable () async -> PublisherStatus)? = nil,
                 bluetoothStatus: (@Sendable () async -> BluetoothStatus)? = nil,
@@ -74,6 +78,8 @@ public struct SensorLive: Sendable, Equatable {
     public var logEntries: Int64?
     public var backfilledSamples: Int64?
     public var lastError: String?
+    /// In a fleet: who should hold the sensor and why.
+    public var fleet: String?
 
     public init(state: String, samplesReceived: Int64 = 0, samplesExpected: Int64 = 0, gaps: Int = 0, missingSamples: Int64 = 0,
                 reconnects: Int = 0, failedAttempts: Int = 0, batteryPercent: Int? = nil, boardTime: Bool? = nil,

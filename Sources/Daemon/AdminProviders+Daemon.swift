@@ -36,6 +36,7 @@ extension AdminProviders {
                             state += ", log: \(sensor.logEntries) entries pending, \(sensor.backfilledSamples) samples backfilled"
                         }
                         if let error = sensor.lastError, sensor.state != .streaming { state += ", last error: \(error)" }
+                        if let fleet = sensor.fleet { state += ", fleet: \(fleet)" }
                         return (sensor.address, state)
                     }, uniquingKeysWith: { first, _ in first }),
                     live: Dictionary(sensors.map { ($0.address, SensorLive($0)) }, uniquingKeysWith: { first, _ in first }))
@@ -54,5 +55,6 @@ extension SensorLive {
                   failedAttempts: sensor.failedAttempts, batteryPercent: sensor.batteryPercent, boardTime: sensor.boardTime,
                   logEntries: sensor.backfill ? sensor.logEntries : nil, backfilledSamples: sensor.backfill ? sensor.backfilledSamples : nil,
                   lastError: sensor.lastError)
+        fleet = sensor.fleet
     }
 }

@@ -19,6 +19,8 @@ public struct GatewayDaemon: Sendable {
     public let publisher: MQTTPublisher
     /// The sensors and their supervisors; `SensorFleet.status()` is the per-sensor status.
     public let sensors: SensorFleet
+    /// The fleet's coordination, when the `fleet` section is there.
+    let fleet: FleetService?
     let controller = ControllerMonitor()
     let logger: Logger
     /// What the admin API shows from modules it does not import (publisher, BLE host).
@@ -37,8 +39,14 @@ public struct GatewayDaemon: Sendable {
                                 renderer: DocumentRenderer(location: configuration.location.map { ($0.latitude, $0.longitude) }),
                                 logger: logger, now: { GatewayClock.process.timeline() * 1000 }, clock: GatewayClock.process,
                                 onCommit: { publisher.outboxChanged() })
-        sensors = SensorFleet(configuration, engine: capture, logger: logger)
+        let fleet = try FleetService.make(configuration, logger: logger)
+        self.fleet = fleet
+        sensors = SensorFleet(configuration, engine: capture, claims: fleet?.coordinator, logger: logger)
         adminProviders = .daemon(publisher: publisher, sensors: sensors, controller: controller, transport: configuration.bluetooth.transport.description)
+        if let fleet {
+            let addresses = configuration.sensors.map(\.address)
+            adminProviders.fleetStatus = { await fleet.status(sensors: addresses) }
+        }
     }
 
     public func run() async throws {
@@ -63,6 +71,7 @@ public struct GatewayDaemon: Sendable {
                     .init(service: CaptureService(engine: capture, logger: logger)),
                     // A damaged store stops the gateway gracefully: the sensors are told to stop first.
                     .init(service: StoreCheckService(store: store, logger: logger), failureTerminationBehavior: .gracefullyShutdownGroup),
+                ] + (fleet.map { [.init(service: $0)] } ?? []) + [
                     // After capture: graceful shutdown stops the sensors first, then closes sessions.
                     .init(service: SensorService(configuration: configuration, fleet: sensors, controller: controller, logger: logger)),
                 ] + admin,

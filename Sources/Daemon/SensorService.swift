@@ -118,13 +118,18 @@ extension SupervisorSettings {
 
 extension SensorFleet {
     /// The fleet a configuration describes: its sensors, and discovery when enabled.
-    public init(_ configuration: GatewayConfiguration, engine: CaptureEngine, logger: Logger) {
+    public init(_ configuration: GatewayConfiguration, engine: CaptureEngine, claims: (any ConnectionClaims)? = nil, logger: Logger) {
+        var settings = SupervisorSettings(configuration)
+        settings.claims = claims
+        if let fleet = configuration.fleet {
+            settings.sightingScan = (.seconds(fleet.scanEverySeconds), .milliseconds(fleet.scanForMs))
+        }
         self.init(configured: configuration.sensors.map { sensor in
                       Member(address: sensor.address, userId: sensor.userId,
                              backfill: sensor.backfill.map { BoardOptions.Backfill(overwrite: $0.overwrite) })
                   },
                   discovery: configuration.discovery.map { Discovery(userId: $0.userId, maxSensors: $0.maxSensors) },
-                  limit: configuration.bluetooth.maxSensors, engine: engine, settings: SupervisorSettings(configuration),
+                  limit: configuration.bluetooth.maxSensors, engine: engine, settings: settings,
                   logger: logger)
     }
 }

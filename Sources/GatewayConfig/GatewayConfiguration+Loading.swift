@@ -48,7 +48,7 @@ struct ConfigTreeReader {
 
     static let topKeys = ["gatewayId", "dataDirectory", "timeZone", "firstWeekday", "bluetooth", "sensors", "discovery",
                           "gyro", "accelerometer", "capture", "sessions", "mqtt", "admin", "location", "retention", "boards",
-                          "homeAssistant", "web"]
+                          "homeAssistant", "web", "fleet"]
     static let weekdays = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"]
 
     func read(_ root: JSONValue) -> GatewayConfiguration? {
@@ -81,6 +81,7 @@ struct ConfigTreeReader {
         configuration.boards = boards(top)
         configuration.homeAssistant = homeAssistant(top)
         configuration.web = web(top)
+        configuration.fleet = fleet(top)
         return configuration
     }
 

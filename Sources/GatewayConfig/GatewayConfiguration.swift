@@ -32,6 +32,8 @@ public struct GatewayConfiguration: Sendable, Equatable {
     public var homeAssistant: HomeAssistantSettings = HomeAssistantSettings()
     /// The live-view page: off (`nil`) unless the optional `web` section names `listen`.
     public var web: WebSettings?
+    /// Several gateways sharing the sensors: off (`nil`) unless the optional `fleet` section is there.
+    public var fleet: FleetSettings?
 }
 
 /// Home Assistant MQTT discovery (`homeAssistant`): when enabled, the gateway publishes

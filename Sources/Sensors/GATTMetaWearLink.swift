@@ -120,4 +120,10 @@ public actor BLEMetaWearConnector: MetaWearConnector {
         for advertisement in found { addressTypes[advertisement.address] = advertisement.addressType }
         return found.map { "\($0.address)" }
     }
+
+    public func sightings(timeout: Duration) async throws -> [String: Int] {
+        let found = try await host.scan(for: timeout, serviceUUID: GATTMetaWearLink.serviceUUID)
+        for advertisement in found { addressTypes[advertisement.address] = advertisement.addressType }
+        return Dictionary(found.map { ("\($0.address)", Int($0.rssi)) }, uniquingKeysWith: { first, _ in first })
+    }
 }

@@ -33,6 +33,15 @@ public protocol MetaWearConnector: Sendable {
     func connect(address: String, timeout: Duration) async throws -> any MetaWearLink
     /// Scans for advertising MetaWear boards for up to `timeout`; returns their addresses.
     func scan(timeout: Duration) async throws -> [String]
+    /// Scans like ``scan(timeout:)`` and returns each board heard with its RSSI (dBm).
+    func sightings(timeout: Duration) async throws -> [String: Int]
+}
+
+extension MetaWearConnector {
+    /// For connectors without signal strength (an in-process board): every board heard alike.
+    public func sightings(timeout: Duration) async throws -> [String: Int] {
+        Dictionary(try await scan(timeout: timeout).map { ($0, -60) }, uniquingKeysWith: { first, _ in first })
+    }
 }
 
 #if canImport(Glibc)

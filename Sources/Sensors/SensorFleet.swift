@@ -87,6 +87,11 @@ public actor SensorFleet {
                 guard let supervisor = supervisors[address] else { continue }
                 group.addTask { await supervisor.run(connector: connector) }
             }
+            if let claims = settings.claims {
+                let sensors = Set(order)
+                let scan = settings.sightingScan
+                group.addTask { await self.reportSightings(claims, connector: connector, every: scan.every, for: scan.duration, sensors: sensors) }
+            }
             if firstRun, configured.count > limit {
                 logger.warning("more sensors configured than bluetooth.maxSensors; the rest are ignored",
                                metadata: ["subsystem": "sensor", "limit": "\(limit)", "configured": "\(configured.count)"])

@@ -10,6 +10,9 @@ public enum SensorState: String, Sendable, Equatable, CaseIterable {
     case silent
     /// Waiting before the next connection attempt.
     case backingOff
+    /// Left alone: another gateway of the fleet holds the sensor or should take it
+    /// (``SensorStatus/fleet`` says which and why).
+    case heldElsewhere
     /// The supervisor is not running: the gateway is stopping, or the controller went away and
     /// is being opened again.
     case stopped
@@ -48,6 +51,9 @@ public struct SensorStatus: Sendable, Equatable {
     /// Times each state was entered.
     public var transitions: [SensorState: Int] = [:]
     public var lastError: String?
+    /// In a fleet of gateways: who should hold the sensor and why, as of the last connection
+    /// decision (`nil` without a fleet).
+    public var fleet: String?
 
     public init(address: String, userId: String, state: SensorState, odrHz: Double) {
         self.address = address

@@ -146,6 +146,13 @@ public actor SensorSupervisor {
         }
         var attempt = 0
         while !Task.isCancelled {
+            switch await awaitTurn() {
+            case .cancelled: break
+            // Another gateway had it: this one's earlier failures say nothing of the next attempt.
+            case .afterWaiting: attempt = 0
+            case .atOnce: ()
+            }
+            if Task.isCancelled { break }
             let streamed = await connectAndStream(connector)
             if Task.isCancelled { break }
             if streamed { attempt = 0 }
@@ -176,6 +183,7 @@ public actor SensorSupervisor {
             logger.warning("connect failed", metadata: ["error": "\(error)"])
             return false
         }
+        await claimLink(true)
         if connectedOnce { current.reconnects += 1 }
         lastSampleBeforeConnect = current.lastSampleMs ?? continuation?.lastMs
         connectedOnce = true
@@ -242,6 +250,7 @@ public actor SensorSupervisor {
         flushTrackers()
         await link.disconnect()
         _ = await watcher.value
+        await claimLink(false)
         // Cancelled because the controller went away (the link went down first, so its reason is
         // kept): the next run, on a new controller, names the gap of the interruption with it.
         if Task.isCancelled, pendingGapReason == nil, let linkDown { pendingGapReason = .disconnected(linkDown) }

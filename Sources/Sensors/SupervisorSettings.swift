@@ -13,6 +13,10 @@ public struct SupervisorSettings: Sendable {
     /// How long the start of each stream is held to anchor its clock (at most `gapConfirmation`);
     /// nothing reaches the store before it has passed, so it counts towards the crash window.
     public var warmUp: Duration
+    /// A fleet of gateways sharing the sensors (nil: a lone gateway), and how often and for how
+    /// long its scans listen for the sensors not held here.
+    public var claims: (any ConnectionClaims)?
+    public var sightingScan: (every: Duration, duration: Duration) = (.seconds(3), .seconds(1))
 
     public init(board: BoardOptions = BoardOptions(), connectTimeout: Duration = .seconds(10),
                 silenceFloor: Duration = .seconds(1), batteryInterval: Duration = .seconds(300),

@@ -1,0 +1,217 @@
+import CMosquitto
+import Dispatch
+import GatewayConfig
+import Glibc
+import Logging
+import PosixThreads
+
+/// The fleet's coordination connection: a second MQTT client of its own (client id
+/// `<clientId>-fleet`), apart from the publisher's, with a short keep-alive and a last will, so
+/// that a gateway that dies is declared offline within seconds while the publisher's session
+/// keeps its own, longer, keep-alive. It subscribes to `gyrogate/fleet/+` (under the topic
+/// prefix) and keeps this gateway's report retained there.
+///
+/// Nothing here is stored: every report is current state, published again (retained) at every
+/// connection, so a plain QoS 1 connection that starts over suffices; the outbox is not involved.
+/// Brokers are tried in the configured order, the next after a failed attempt.
+///
+/// Threading: one thread of its own connects and runs `mosquitto_loop`; callbacks run there
+/// and call the handlers. ``publish(_:)`` may be called from any thread.
+public final class FleetChannel: @unchecked Sendable {
+    public struct Handlers: Sendable {
+        public var connected: @Sendable (Bool) -> Void
+        /// A report of the gateway named by the topic's last level (an empty payload: removed).
+        public var report: @Sendable (_ gateway: String, _ payload: [UInt8]) -> Void
+        public init(connected: @escaping @Sendable (Bool) -> Void, report: @escaping @Sendable (String, [UInt8]) -> Void) {
+            self.connected = connected
+            self.report = report
+        }
+    }
+
+    final class Context: @unchecked Sendable {
+        let handlers: Handlers
+        let topicRoot: String
+        weak var channel: FleetChannel?
+        init(handlers: Handlers, topicRoot: String) {
+            self.handlers = handlers
+            self.topicRoot = topicRoot
+        }
+    }
+
+    let configuration: PublisherConfiguration
+    let keepAliveSeconds: Int
+    let logger: Logger
+    /// `<prefix>gyrogate/fleet/`: each gateway's report is at `topicRoot + gatewayId`.
+    public let topicRoot: String
+    let handle: OpaquePointer
+    let context: Unmanaged<Context>
+    /// The report to keep retained, and whether the thread should end (after sending `latest`).
+    private let state = LockedState((latest: [UInt8]?.none, connected: false, stopping: false, lastMid: Int32(-1), acked: Int32(-1)))
+    private let running = DispatchGroup()
+
+    public init?(configuration: PublisherConfiguration, keepAliveSeconds: Int, will: [UInt8], handlers: Handlers,
+                 logger: Logger) throws(MQTTError) {
+        _ = MosquittoConnection.libraryReady
+        var logger = logger
+        logger[metadataKey: "subsystem"] = "fleet"
+        self.logger = logger
+        self.configuration = configuration
+        self.keepAliveSeconds = keepAliveSeconds
+        topicRoot = configuration.topicPrefix + "gyrogate/fleet/"
+        let context = Unmanaged.passRetained(Context(handlers: handlers, topicRoot: topicRoot))
+        guard let handle = mosquitto_new(configuration.clientId + "-fleet", true, context.toOpaque()) else {
+            context.release()
+            return nil
+        }
+        self.handle = handle
+        self.context = context
+        mosquitto_threaded_set(handle, true)
+        if let error = MosquittoConnection.applyCredentials(handle, configuration) {
+            mosquitto_destroy(handle)
+            context.release()
+            throw error
+        }
+        let topic = topicRoot + configuration.gatewayId
+        let rc = will.withUnsafeBytes { mosquitto_will_set(handle, topic, Int32($0.count), $0.baseAddress, 1, true) }
+        if rc != Int32(MOSQ_ERR_SUCCESS.rawValue) {
+            mosquitto_destroy(handle)
+            context.release()
+            throw MQTTError(kind: .refused, message: "fleet last will rejected: \(String(cString: mosquitto_strerror(rc)))", code: rc)
+        }
+        context.takeUnretainedValue().channel = self
+        installCallbacks()
+    }
+
+    private func installCallbacks() {
+        mosquitto_connect_callback_set(handle) { handle, userdata, rc in
+            let context = Unmanaged<Context>.fromOpaque(userdata!).takeUnretainedValue()
+            guard rc == 0, let handle else { return }
+            mosquitto_subscribe(handle, nil, context.topicRoot + "+", 1)
+            context.channel?.connected(true)
+        }
+        mosquitto_message_callback_set(handle) { _, userdata, message in
+            let context = Unmanaged<Context>.fromOpaque(userdata!).takeUnretainedValue()
+            guard let message, let topicPointer = message.pointee.topic else { return }
+            let topic = String(cString: topicPointer)
+            guard topic.hasPrefix(context.topicRoot) else { return }
+            let gateway = String(topic.dropFirst(context.topicRoot.count))
+            guard !gateway.isEmpty, !gateway.contains("/") else { return }
+            let length = Int(max(0, message.pointee.payloadlen))
+            let payload = message.pointee.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: length)) } ?? []
+            context.handlers.report(gateway, payload)
+        }
+        mosquitto_publish_callback_set(handle) { _, userdata, mid in
+            Unmanaged<Context>.fromOpaque(userdata!).takeUnretainedValue().channel?.acknowledged(mid)
+        }
+    }
+
+    /// Keeps `report` retained as this gateway's; sent now when connected, else at the next connection.
+    public func publish(_ report: [UInt8]) {
+        let connected = state.withLock { state -> Bool in
+            state.latest = report
+            return state.connected
+        }
+        if connected { send(report) }
+    }
+
+    /// Starts the connection's thread.
+    public func start() {
+        running.enter()
+        let started = DetachedThread.start(name: "mqtt-fleet") { [self] in
+            defer { running.leave() }
+            run()
+        }
+        if !started {
+            running.leave()
+            logger.error("fleet coordination: no thread for its connection; every sensor is tried as by a lone gateway")
+        }
+    }
+
+    /// Publishes `final` (this gateway's offline report) and waits up to 2 s for its PUBACK, then
+    /// disconnects (no will: the report said it) and ends the thread. Blocking.
+    public func stop(final: [UInt8]) {
+        let connected = state.withLock { state -> Bool in
+            state.latest = final
+            return state.connected
+        }
+        if connected { send(final) }
+        state.withLock { $0.stopping = true }
+        running.wait()
+        mosquitto_destroy(handle)
+        context.release()
+    }
+
+    // MARK: - The connection's thread
+
+    private func run() {
+        var index = 0
+        var failures = 0
+        let brokers = configuration.brokers
+        while !stopping {
+            let broker = brokers[index % brokers.count]
+            let rc = mosquitto_connect(handle, broker.host, Int32(broker.port), Int32(keepAliveSeconds))
+            if rc == Int32(MOSQ_ERR_SUCCESS.rawValue) {
+                failures = 0
+                loopUntilEnded()
+                let wasConnected = state.withLock { state -> Bool in
+                    defer { state.connected = false }
+                    return state.connected
+                }
+                if wasConnected { context.takeUnretainedValue().handlers.connected(false) }
+                if stopping { break }
+            } else {
+                failures += 1
+                index += 1
+                if failures == 1 || failures % 10 == 0 {
+                    logger.warning("fleet coordination: cannot reach the broker; retrying", metadata: [
+                        "broker": "\(broker)", "error": "\(String(cString: mosquitto_strerror(rc)))", "attempts": "\(failures)",
+                    ])
+                }
+            }
+            // Capped back-off between rounds of attempts, in short naps so that stop() is prompt.
+            let naps = min(50, 5 << min(failures, 4))
+            for _ in 0..<naps where !stopping { usleep(100_000) }
+        }
+    }
+
+    /// Runs the network loop until the connection ends; when stopping, until the final report is
+    /// acknowledged (at most 2 s), then disconnects.
+    private func loopUntilEnded() {
+        var stoppingRounds = 0
+        while true {
+            let rc = mosquitto_loop(handle, 100, 1)
+            if rc != Int32(MOSQ_ERR_SUCCESS.rawValue) { return }
+            if stopping {
+                stoppingRounds += 1
+                let done = state.withLock { $0.acked == $0.lastMid || !$0.connected }
+                if done || stoppingRounds > 20 {
+                    mosquitto_disconnect(handle)
+                    _ = mosquitto_loop(handle, 100, 1)
+                    return
+                }
+            }
+        }
+    }
+
+    private var stopping: Bool { state.withLock { $0.stopping } }
+
+    fileprivate func connected(_ up: Bool) {
+        let latest = state.withLock { state -> [UInt8]? in
+            state.connected = up
+            return state.latest
+        }
+        context.takeUnretainedValue().handlers.connected(up)
+        if up, let latest { send(latest) }
+    }
+
+    fileprivate func acknowledged(_ mid: Int32) {
+        state.withLock { $0.acked = mid }
+    }
+
+    private func send(_ report: [UInt8]) {
+        var mid: Int32 = 0
+        let topic = topicRoot + configuration.gatewayId
+        let rc = report.withUnsafeBytes { mosquitto_publish(handle, &mid, topic, Int32($0.count), $0.baseAddress, 1, true) }
+        if rc == Int32(MOSQ_ERR_SUCCESS.rawValue) { state.withLock { $0.lastMid = mid } }
+    }
+}

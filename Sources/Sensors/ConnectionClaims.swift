@@ -1,0 +1,58 @@
+/// Whether this gateway should connect to a sensor now: the sensors' view of a fleet of
+/// gateways sharing the boards. The daemon implements it with the fleet's coordinator; without a
+/// fleet there is none and every configured sensor is tried.
+///
+/// A supervisor asks ``turn(for:)`` before each connection attempt and waits with
+/// ``untilChanged()`` while another gateway should have the sensor; it reports each link with
+/// ``holding(_:_:)``, and its fleet reports what its scans hear with ``heard(_:)``.
+public protocol ConnectionClaims: Sendable {
+    /// Whether this gateway should try `address` now, and why (or why not), for the status; and
+    /// the version of what the fleet knows that the answer came from.
+    func turn(for address: String) async -> (mine: Bool, reason: String, version: UInt64)
+    /// Returns once what the fleet knows has changed since `version`, or when the task is cancelled.
+    func untilChanged(since version: UInt64) async
+    /// `address` connected to this gateway (`true`), or its link ended.
+    func holding(_ address: String, _ held: Bool) async
+    /// The sensors the last scan heard advertising, with their RSSI (dBm).
+    func heard(_ sightings: [String: Int]) async
+}
+
+extension SensorSupervisor {
+    enum Turn { case cancelled, atOnce, afterWaiting }
+
+    /// Waits until the fleet says this gateway should try the sensor (at once without a fleet),
+    /// showing who has it meanwhile (state `heldElsewhere`, ``SensorStatus/fleet``).
+    func awaitTurn() async -> Turn {
+        guard let claims = settings.claims else { return .atOnce }
+        var waited = false
+        while !Task.isCancelled {
+            let (mine, reason, version) = await claims.turn(for: address)
+            current.fleet = reason
+            if mine { return waited ? .afterWaiting : .atOnce }
+            if current.state != .heldElsewhere { transition(to: .heldElsewhere, ["reason": "\(reason)"]) }
+            waited = true
+            await claims.untilChanged(since: version)
+        }
+        return .cancelled
+    }
+
+    /// Tells the fleet, if any, that the sensor's link began or ended.
+    func claimLink(_ held: Bool) async {
+        await settings.claims?.holding(address, held)
+    }
+}
+
+extension SensorFleet {
+    /// With a fleet: scans every `every` for `duration` and reports which of this gateway's sensors
+    /// it heard, and how loud, until cancelled. A scan that fails (a controller going away)
+    /// reports nothing heard: a gateway that cannot hear is no candidate.
+    func reportSightings(_ claims: any ConnectionClaims, connector: any MetaWearConnector, every: Duration, for duration: Duration,
+                         sensors: Set<String>) async {
+        while !Task.isCancelled {
+            let heard = (try? await connector.sightings(timeout: duration)) ?? [:]
+            if Task.isCancelled { return }
+            await claims.heard(heard.filter { sensors.contains($0.key) })
+            try? await Task.sleep(for: every - duration)
+        }
+    }
+}

@@ -1,0 +1,202 @@
+"""A fleet of gateways sharing boards (issue #42): gateway processes, each on its own
+host-facing controller of one emulated peer (`metawear_peer.py --gateways N`), one mosquitto,
+every gateway configured with the same boards and a `fleet` section.
+
+Checks, each printed PASS/FAIL:
+1. Exclusive capture: every board is held by one gateway; the others show it `heldElsewhere`
+   with the holder named; no board was captured by two gateways (each gateway's sessions, read
+   through `gyrogate sessions`/the admin socket, name disjoint boards).
+2. A board that walks out of its holder's range (set_range) drops its link and is captured by
+   a gateway that hears it, within a bound of one scan plus a connection.
+3. A gateway SIGKILLed: the broker sends its last will and the others take its boards within
+   the will's delay (1.5 x keepalive) plus one scan plus a connection.
+4. Each gateway's status names the fleet: coordinated, the gateways, who should hold each board.
+
+Usage: fleet_test.py --gateway .build/debug/gyrogate [--gateways 3] [--sensors 6] [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "Reliability"))
+import reliability as rel  # noqa: E402
+from reliability import bench  # noqa: E402
+
+KEEPALIVE_S = 5
+SCAN_EVERY_S = 2
+SCAN_FOR_MS = 700
+# A connection and a MetaWear's initialisation on the emulated link, generously.
+CONNECT_S = 6.0
+
+results: list[tuple[bool, str]] = []
+
+
+def check(ok: bool, what: str) -> None:
+    results.append((ok, what))
+    print(f"{'PASS' if ok else 'FAIL'} {what}", flush=True)
+
+
+class FleetPeer:
+    """metawear_peer.py with several host-facing controllers; its control channel."""
+
+    def __init__(self, procs: bench.Processes, tmp: str, sensors: int, gateways: int):
+        self.stderr = open(os.path.join(tmp, "peer.log"), "wb")
+        self.proc = procs.start([sys.executable, bench.PEER, "--hci-port", "0", "--control-port", "0", "--sensors", str(sensors),
+                                 "--gateways", str(gateways), "--exit-with-parent"], stdout=subprocess.PIPE, stderr=self.stderr)
+        ready, _, _ = select.select([self.proc.stdout], [], [], 30)
+        line = self.proc.stdout.readline().decode().split() if ready else []
+        if not line or line[0] != "READY":
+            raise RuntimeError(f"peer did not start (got {line!r})")
+        ports = dict(p.split("=") for p in line[1:])
+        self.hci_ports = [int(p) for p in ports["hci_ports"].split(",")]
+        control = bench.Peer(procs, 0, tmp, "fleet", control=f"127.0.0.1:{ports['control']}")
+        self.call = control.call
+
+    def holders(self) -> list[int | None]:
+        return [s["gateway"] for s in self.call(cmd="status")["sensors"]]
+
+    def streaming_holders(self) -> list[int | None]:
+        return [s["gateway"] if s["notify_enabled"] else None for s in self.call(cmd="status")["sensors"]]
+
+
+def write_config(tmp: str, index: int, hci: int, mqtt_port: int, sensors: int) -> str:
+    folder = os.path.join(tmp, f"gw{index}")
+    os.makedirs(folder, exist_ok=True)
+    path = rel.write_config(folder, hci, mqtt_port, sensors=sensors, gateway_id=f"gw-{index}", user="fleet-user")
+    with open(path) as f:
+        config = json.load(f)
+    config["fleet"] = {"keepAliveSeconds": KEEPALIVE_S, "scanEverySeconds": SCAN_EVERY_S, "scanForMs": SCAN_FOR_MS}
+    with open(path, "w") as f:
+        json.dump(config, f, indent=2)
+    return path
+
+
+def wait_for(condition, timeout: float, poll: float = 0.1):
+    """Polls `condition` until it returns something truthy; returns (value, seconds) or (None, timeout)."""
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        value = condition()
+        if value:
+            return value, time.monotonic() - started
+        time.sleep(poll)
+    return None, timeout
+
+
+def sensor_states(gateway: rel.Gateway) -> dict[str, dict]:
+    return {s["address"]: s for s in gateway.status()["sensors"]}
+
+
+def captured_devices(gateway: rel.Gateway) -> set[str]:
+    """Boards this gateway has a session of, through its admin socket."""
+    sessions = rel.admin_get(gateway.socket_path, "/v1/sessions?range=all")
+    items = sessions.get("sessions", sessions) if isinstance(sessions, dict) else sessions
+    return {s["device"].upper() for s in items if s.get("samples", 0) > 0}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--gateway", required=True, help="the gyrogate binary")
+    parser.add_argument("--gateways", type=int, default=2)
+    parser.add_argument("--sensors", type=int, default=2)
+    parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    args = parser.parse_args()
+    tmp = tempfile.mkdtemp(prefix="gyrogate-fleet-")
+    procs = bench.Processes()
+    try:
+        _broker, mqtt_port = bench.start_broker(procs, tmp)
+        peer = FleetPeer(procs, tmp, args.sensors, args.gateways)
+        addresses = [rel.address(i) for i in range(args.sensors)]
+        # Each board is heard by every gateway, loudest at "its" gateway (i mod N).
+        for i in range(args.sensors):
+            peer.call(cmd="set_range", sensor=i, rssi={str(g): (-50 if g == i % args.gateways else -75) for g in range(args.gateways)})
+        gateways = [rel.Gateway(procs, args.gateway, write_config(tmp, g, peer.hci_ports[g], mqtt_port, args.sensors),
+                                os.path.join(tmp, f"gw{g}.log")) for g in range(args.gateways)]
+        for gateway in gateways:
+            gateway.wait_admin()
+
+        # 1. Every board streaming, each to one gateway; the others leave it alone.
+        everyone, seconds = wait_for(lambda: all(h is not None for h in peer.streaming_holders()), 60)
+        check(bool(everyone), f"every board streams to a gateway ({seconds:.1f} s after start)")
+        holders_seen: list[set[int]] = [set() for _ in addresses]
+        for _ in range(30):  # 3 s of the steady state
+            for i, holder in enumerate(peer.holders()):
+                if holder is not None:
+                    holders_seen[i].add(holder)
+            time.sleep(0.1)
+        check(all(len(seen) == 1 for seen in holders_seen), f"each board held by one gateway throughout: {holders_seen}")
+        holders = peer.holders()
+        waiting_ok = True
+        for g, gateway in enumerate(gateways):
+            states = sensor_states(gateway)
+            for i, address in enumerate(addresses):
+                sensor = states.get(address, {})
+                expected = "streaming" if holders[i] == g else "heldElsewhere"
+                if sensor.get("state") != expected or (expected == "heldElsewhere" and f"gw-{holders[i]}" not in (sensor.get("fleet") or "")):
+                    waiting_ok = False
+                    print(f"  gw-{g} {address}: state {sensor.get('state')}, fleet {sensor.get('fleet')!r} (held by gw-{holders[i]})")
+        check(waiting_ok, "each gateway streams the boards it holds and shows the others heldElsewhere, naming the holder")
+        fleet = gateways[0].status().get("fleet", {})
+        check(fleet.get("coordinated") is True and len(fleet.get("gateways", [])) == args.gateways
+              and all(fleet["sensors"][a]["owner"] == f"gw-{holders[i]}" for i, a in enumerate(addresses)),
+              f"the status's fleet object: coordinated, {len(fleet.get('gateways', []))} gateways, each board's owner")
+
+        # 2. Board 0 walks out of its holder's range, into another's.
+        first = holders[0]
+        target = (first + 1) % args.gateways
+        peer.call(cmd="set_range", sensor=0, rssi={str(target): -60})
+        moved, seconds = wait_for(lambda: peer.streaming_holders()[0] == target, SCAN_EVERY_S + CONNECT_S + 10)
+        check(bool(moved), f"board 0 out of gw-{first}'s range is captured by gw-{target} in {seconds:.1f} s"
+                           f" (bound {SCAN_EVERY_S + CONNECT_S + 10:.0f} s)")
+        for i in range(args.sensors):  # back in everyone's range, loudest at its gateway
+            peer.call(cmd="set_range", sensor=i, rssi={str(g): (-50 if g == i % args.gateways else -75) for g in range(args.gateways)})
+
+        # 3. The holder of board 1 is SIGKILLed.
+        victim = peer.holders()[1]
+        theirs = [i for i, h in enumerate(peer.holders()) if h == victim]
+        gateways[victim].kill()
+        bound = 1.5 * KEEPALIVE_S + SCAN_EVERY_S + CONNECT_S
+        taken, seconds = wait_for(lambda: all(peer.streaming_holders()[i] not in (None, victim) for i in theirs), bound + 10)
+        check(bool(taken), f"gw-{victim} killed: its boards {theirs} captured by the others in {seconds:.1f} s"
+                           f" (the will's delay {1.5 * KEEPALIVE_S:.0f} s + one scan {SCAN_EVERY_S} s + connecting {CONNECT_S:.0f} s = {bound:.0f} s)")
+        survivors = [g for g in range(args.gateways) if g != victim]
+        statuses = {g: gateways[g].status().get("fleet", {}) for g in survivors}
+        offline = all(any(r["gateway"] == f"gw-{victim}" and not r["online"] for r in s.get("gateways", [])) for s in statuses.values())
+        check(offline, f"the survivors see gw-{victim} offline (its last will)")
+
+        # No board captured by two gateways at once: sessions of a board on two gateways are
+        # expected only for the boards that moved (0) or were handed on (theirs).
+        moved_boards = {addresses[0].upper()} | {addresses[i].upper() for i in theirs}
+        per_gateway = {g: captured_devices(gateways[g]) for g in survivors}
+        overlap = set()
+        for a in survivors:
+            for b in survivors:
+                if a < b:
+                    overlap |= (per_gateway[a] & per_gateway[b]) - moved_boards
+        check(not overlap, f"no other board has sessions on two gateways ({sorted(overlap) or 'none'})")
+        for g in survivors:
+            gateways[g].terminate()
+    except Exception as error:  # a harness failure is a failure, with its reason
+        check(False, f"the fleet test ran to its end: {error!r}")
+    finally:
+        procs.stop_all()
+        if args.keep or not all(ok for ok, _ in results):
+            print(f"(files kept in {tmp})")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    passed = sum(ok for ok, _ in results)
+    print(f"fleet: {passed}/{len(results)} passed")
+    return 0 if results and passed == len(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
