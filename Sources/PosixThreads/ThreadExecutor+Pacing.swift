@@ -1,22 +1,57 @@
 extension ThreadExecutor {
-    /// How often the thread reads its descriptors.
+    /// How often the thread reads its descriptors: at once, or at most once per interval.
     ///
-    /// Why: each read of a notification that came alone costs a thread wake-up, which on a small
-    /// board costs far more than handling the notification. Samples stamped by the board's clock
-    /// (a MetaWear time accounter) lose nothing by waiting in the socket for a while, so when every
-    /// stream on the thread is such a stream the thread reads at most once per `interval`, and each
-    /// wake-up handles a batch. Anything that needs its answer or its arrival time at once (a
-    /// request in flight, a connection being set up, samples stamped on arrival) holds the thread
-    /// to prompt reads while it lasts.
+    /// Why: each read of data that came alone costs a thread wake-up, which on a small machine
+    /// costs far more than handling the data. Where data loses nothing by waiting in its
+    /// descriptor for a while, reading once per interval lets each wake-up handle a batch. The
+    /// thread cannot tell when that is; its users say so with values: a
+    /// ``ThreadExecutor/PacedStreamHold`` allows paced reads, a ``ThreadExecutor/PromptReadHold``
+    /// forbids them while it lasts. The counts below change only when such a value is made or
+    /// ends, so they cannot go below zero.
     struct ReadPacing {
         /// The configured interval (ns); 0 reads at once.
         var configured: UInt64 = 0
-        /// Streams that allow paced reads, and holders of prompt reads.
+        /// Live paced-stream holds and live prompt-read holds.
         var paced = 0
         var prompt = 0
 
         /// The interval in force: paced only when some stream allows it and nothing holds.
         var interval: UInt64 { paced > 0 && prompt == 0 ? configured : 0 }
+    }
+
+    /// Holds the thread to prompt reads (each descriptor read as soon as it is readable) from
+    /// ``ThreadExecutor/holdPromptReads()`` until it ends, once: by ``release()``, or when the
+    /// value is dropped (the end of the binding's scope, an optional set to `nil`, its owner's
+    /// deinit). It cannot be copied, so it cannot be released twice or by anyone else.
+    public struct PromptReadHold: ~Copyable, Sendable {
+        private let executor: ThreadExecutor
+
+        fileprivate init(_ executor: ThreadExecutor) {
+            self.executor = executor
+            executor.updatePacing { $0.prompt += 1 }
+        }
+
+        /// Ends the hold now rather than where the value would be dropped.
+        public consuming func release() {}
+
+        deinit { executor.updatePacing { $0.prompt -= 1 } }
+    }
+
+    /// Allows the thread paced reads while no ``ThreadExecutor/PromptReadHold`` lasts, from
+    /// ``ThreadExecutor/allowPacedReads()`` until it ends, once: by ``release()`` or when the
+    /// value is dropped. It cannot be copied, so it cannot be released twice.
+    public struct PacedStreamHold: ~Copyable, Sendable {
+        private let executor: ThreadExecutor
+
+        fileprivate init(_ executor: ThreadExecutor) {
+            self.executor = executor
+            executor.updatePacing { $0.paced += 1 }
+        }
+
+        /// Ends the allowance now rather than where the value would be dropped.
+        public consuming func release() {}
+
+        deinit { executor.updatePacing { $0.paced -= 1 } }
     }
 
     /// Sets the paced read interval (0: always read at once, the default).
@@ -25,22 +60,21 @@ extension ThreadExecutor {
         updatePacing { $0.configured = interval }
     }
 
-    /// A stream whose samples carry the board's time starts (+1) or ends (-1).
-    public func pacedStream(_ delta: Int) { updatePacing { $0.paced += delta } }
+    /// Reads promptly until the returned hold ends. Holds nest: reads are paced again only when
+    /// the last one ends.
+    public func holdPromptReads() -> PromptReadHold { PromptReadHold(self) }
 
-    /// Something that needs prompt reads starts (+1) or ends (-1).
-    public func promptReads(_ delta: Int) { updatePacing { $0.prompt += delta } }
+    /// Allows paced reads (at most once per ``setReadInterval(seconds:)``) until the returned
+    /// hold ends, while no prompt-read hold lasts.
+    public func allowPacedReads() -> PacedStreamHold { PacedStreamHold(self) }
 
     /// The interval in force now, in seconds (for status and tests).
     public var readInterval: Double { Double(withPacing { $0.interval }) / 1e9 }
 
-    private func updatePacing(_ change: (inout ReadPacing) -> Void) {
+    fileprivate func updatePacing(_ change: (inout ReadPacing) -> Void) {
         let slower = withPacing { pacing -> Bool in
             let before = pacing.interval
             change(&pacing)
-            // Released more than held would be a bug; reading at once is the safe side of it.
-            assert(pacing.paced >= 0 && pacing.prompt >= 0, "read pacing released more than held")
-            (pacing.paced, pacing.prompt) = (max(0, pacing.paced), max(0, pacing.prompt))
             return pacing.interval < before
         }
         // A thread asleep on the old interval re-reads it.

@@ -7,12 +7,16 @@ extension MetaWearBoard {
     {
         if closed { throw BoardError.linkClosed }
         let key = UInt16(module) << 8 | UInt16(register)
-        // The answer's arrival time matters (the log clock's reference), and so does its latency.
-        loop.promptReads(+1)
-        defer { loop.promptReads(-1) }
+        return try await ReadPacingPolicy.awaitingAnswer(on: loop) {
+            try await awaitAnswer(command, key: key, what: what, timeout: timeout ?? responseTimeout)
+        }
+    }
+
+    private func awaitAnswer(_ command: MetaWearCommand, key: UInt16, what: String,
+                             timeout: Duration) async throws -> [UInt8]
+    {
         nextWaiterID += 1
         let id = nextWaiterID
-        let timeout = timeout ?? responseTimeout
         // A timer of the loop, not a sleeping task: a sleep's dispatch timer wakes two threads of
         // the global executor when it ends, even after the answer has cancelled it.
         // Strong (cancelled below when the answer comes): the board is referenced weakly nowhere,
@@ -51,14 +55,14 @@ extension MetaWearBoard {
     func awaitStaleSample(_ plan: StreamingPlan) async {
         guard staleGyroMatches, !staleGyroDelivered, !closed else { return }
         let wait = min(2 * Double(plan.gyro.samplesPerNotification) / plan.gyro.odrHz + 0.05, 0.5)
-        loop.promptReads(+1)
-        defer { loop.promptReads(-1) }
         let alarm = loop.makeAlarm()
         loop.schedule(after: wait, tolerance: wait / 16, alarm: alarm) { [board = self] in
             board.assumeIsolated { $0.resumeStaleWaiter() }
         }
         defer { loop.cancel(alarm) }
-        await withCheckedContinuation { staleWaiter = $0 }
+        await ReadPacingPolicy.awaitingAnswer(on: loop) {
+            await withCheckedContinuation { staleWaiter = $0 }
+        }
     }
 
     func resumeStaleWaiter() {

@@ -7,32 +7,33 @@ extension SensorSupervisor {
     enum WatchOutcome { case cancelled, silent, disconnected(String) }
 
     /// ``watch(_:)``, letting the loop batch its reads meanwhile when every sample of this
-    /// sensor carries the board's time (the gyro through its accounter, no accelerometer).
+    /// sensor carries the board's time (``ReadPacingPolicy/allowsPacing(_:gyroAccounter:)``).
     ///
-    /// Batching starts after the stream's warm-up and one commit interval: a crash right after a
-    /// stream starts then loses at most a commit interval of samples, as without it.
+    /// Batching starts when the timer below releases the connection's prompt reads
+    /// (``ReadPacingPolicy/promptAfterStart(warmUp:commitInterval:)`` into the stream); the
+    /// connection holds them again when the watch ends, for whatever it does after.
     func watchPaced(_ board: MetaWearBoard) async -> WatchOutcome {
-        guard let plan, plan.gyro.boardTime, plan.accelerometer == nil, await board.gyroAccounter != nil else {
+        guard let plan, ReadPacingPolicy.allowsPacing(plan, gyroAccounter: await board.gyroAccounter != nil) else {
             return await watch(board)
         }
         pacing += 1
         let turn = pacing
-        loop.pacedStream(+1)
-        let delay = settings.warmUp.seconds + engine.rules.commitInterval.seconds
+        let allowance = ReadPacingPolicy.allowForBoardTimeStream(on: loop)
+        let delay = ReadPacingPolicy.promptAfterStart(warmUp: settings.warmUp,
+                                                      commitInterval: engine.rules.commitInterval)
         loop.schedule(after: delay, tolerance: 0.1, alarm: loop.makeAlarm()) {
             self.assumeIsolated { supervisor in
                 guard supervisor.pacing == turn, !supervisor.pacingStarted else { return }
                 supervisor.pacingStarted = true
-                supervisor.loop.promptReads(-1)
+                supervisor.connectionHold = nil
             }
         }
-        defer {
-            pacing += 1
-            if pacingStarted { loop.promptReads(+1) }
-            pacingStarted = false
-            loop.pacedStream(-1)
-        }
-        return await watch(board)
+        let outcome = await watch(board)
+        pacing += 1
+        if pacingStarted { connectionHold = ReadPacingPolicy.holdForConnection(on: loop) }
+        pacingStarted = false
+        allowance.release()
+        return outcome
     }
 
     /// Waits while streaming until the link goes down, the run is cancelled or the board falls

@@ -49,8 +49,11 @@ public actor SensorSupervisor {
     var pendingGapReason: GapReason?
     var lastDataArrival: Double?
     var linkDown: String?
+    /// The prompt reads ``connectAndStream(_:)`` holds for its connection, until
+    /// ``watchPaced(_:)`` releases them to let its stream batch reads.
+    var connectionHold: ThreadExecutor.PromptReadHold?
     /// Counts ``watchPaced(_:)`` turns, so that a late timer of an old turn does nothing; and
-    /// whether this turn's reads are batched yet (it released its prompt-read hold).
+    /// whether this turn's reads are batched yet (it released ``connectionHold``).
     var pacing = 0
     var pacingStarted = false
     /// The streaming watch's timer; `linkWentDown` rings it.
@@ -169,10 +172,10 @@ public actor SensorSupervisor {
 
     /// One connection: returns whether it reached streaming.
     private func connectAndStream(_ connector: any MetaWearConnector) async -> Bool {
-        // Connecting and initialising need each answer at once; only a board-time stream lets
-        // the loop batch its reads (``watchPaced(_:)``). A sensor backing off holds nothing.
-        loop.promptReads(+1)
-        defer { loop.promptReads(-1) }
+        // Held until ``watchPaced(_:)`` lets a board-time stream batch reads (ReadPacingPolicy);
+        // a sensor backing off holds nothing.
+        connectionHold = ReadPacingPolicy.holdForConnection(on: loop)
+        defer { connectionHold = nil }
         transition(to: .connecting)
         let link: any MetaWearLink
         do {

@@ -28,7 +28,7 @@ final class DataPlanePacingTests: XCTestCase {
 
         loop.setReadInterval(seconds: 0.5)
         XCTAssertEqual(loop.readInterval, 0, "without a board-time stream, reads are prompt")
-        loop.pacedStream(+1)
+        let allowance = loop.allowPacedReads()
         XCTAssertEqual(loop.readInterval, 0.5)
         try await send(11)  // ~220 ms: the first is read at once, the rest wait for the interval
         _ = await counts.wait(timeout: 10) { $0.bytes >= 11 }
@@ -36,16 +36,42 @@ final class DataPlanePacingTests: XCTestCase {
         XCTAssertEqual(paced.bytes, 11, "everything is read")
         XCTAssertLessThanOrEqual(paced.reads, 3, "one read per interval, not one per byte")
 
-        loop.promptReads(+1)
+        let hold = loop.holdPromptReads()
         XCTAssertEqual(loop.readInterval, 0, "a hold (a request in flight) makes reads prompt")
         try await send(10)
         _ = await counts.wait(timeout: 10) { $0.bytes >= 21 }
         let prompt = counts.value
         XCTAssertEqual(prompt.bytes, 21)
         XCTAssertGreaterThanOrEqual(prompt.reads - paced.reads, 5, "bytes 20 ms apart are read as they come")
-        loop.promptReads(-1)
-        loop.pacedStream(-1)
+        hold.release()
+        XCTAssertEqual(loop.readInterval, 0.5, "the hold's end paces reads again")
+        allowance.release()
         XCTAssertEqual(loop.readInterval, 0)
+    }
+
+    /// A prompt-read hold taken while the thread waits out a long interval ends the wait: the
+    /// byte that came meanwhile is read at once, not when the interval ends.
+    func testAHoldWakesAThreadWaitingOutAnInterval() async throws {
+        let loop = try! ThreadExecutor(name: "test-loop")
+        let pipe = TestPipe()
+        let bytes = Watched(0)
+        let id = loop.register(pipe.readEnd) {
+            let n = pipe.receive()
+            if n > 0 { bytes.update { $0 += n } }
+        }
+        defer { loop.unregister(id) }
+        loop.setReadInterval(seconds: 10)
+        let allowance = loop.allowPacedReads()
+        // The first byte is read at once and starts an interval; the second waits in the pipe.
+        pipe.send()
+        let first = await bytes.wait(timeout: 5) { $0 >= 1 }
+        XCTAssertTrue(first)
+        pipe.send()
+        let hold = loop.holdPromptReads()
+        let second = await bytes.wait(timeout: 5) { $0 >= 2 }
+        XCTAssertTrue(second, "read well before the 10 s interval ends")
+        hold.release()
+        allowance.release()
     }
 
     /// A non-blocking descriptor is read when a paced interval ends, without a poll first: its
@@ -57,8 +83,7 @@ final class DataPlanePacingTests: XCTestCase {
         let id = loop.register(pipe.readEnd) { calling.yield(pipe.receive()) }
         defer { loop.unregister(id) }
         loop.setReadInterval(seconds: 0.02)
-        loop.pacedStream(+1)
-        defer { loop.pacedStream(-1) }
+        let allowance = loop.allowPacedReads()
         // A read starts the first interval (an idle loop waits for the descriptor in poll).
         pipe.send()
         var empty = 0
@@ -67,6 +92,7 @@ final class DataPlanePacingTests: XCTestCase {
             if empty == 3 { break }
         }
         XCTAssertEqual(empty, 3, "an interval's end reads the descriptor though nothing was written")
+        allowance.release()
     }
 
     /// A blocking descriptor is read only when poll finds it readable, paced or not: a read
@@ -83,13 +109,13 @@ final class DataPlanePacingTests: XCTestCase {
         }
         defer { loop.unregister(id) }
         loop.setReadInterval(seconds: 0.02)
-        loop.pacedStream(+1)
-        defer { loop.pacedStream(-1) }
+        let allowance = loop.allowPacedReads()
         var iterator = reads.makeAsyncIterator()
         for _ in 0..<3 {
             pipe.send()
             let readable = await iterator.next()
             XCTAssertEqual(readable, true, "the handler runs only when there is something to read")
         }
+        allowance.release()
     }
 }

@@ -31,8 +31,7 @@ final class PacketSocketReadTests: XCTestCase {
         }, ended: { _ in })
 
         loop.setReadInterval(seconds: 0.3)
-        loop.pacedStream(+1)
-        defer { loop.pacedStream(-1) }
+        let allowance = loop.allowPacedReads()
         // An HCI event per message (vendor event 0xFF, 2 bytes: the packet's number).
         func send(_ number: UInt16) {
             let bytes: [UInt8] = [HCIPacketType.event.rawValue, 0xFF, 2, UInt8(number & 0xFF), UInt8(number >> 8)]
@@ -48,6 +47,7 @@ final class PacketSocketReadTests: XCTestCase {
         let result = received.value
         XCTAssertEqual(result.packets, Array(0..<count), "every queued packet, once, in order")
         XCTAssertLessThanOrEqual(result.reads.count, 3, "one wake-up took the queued packets, not one per interval")
+        allowance.release()
     }
 
     /// A stream and a tty are not packet sockets: they keep one `read` per wake-up.
