@@ -166,6 +166,11 @@ fi
 # sensor's log) and the store's invariants after each. Without --quick it is the full run.
 echo "== reliability suite (quick)"
 .venv/bin/python Tests/Reliability/suite.py --gateway "$PWD/.build/debug/gyrogate" --quick || exit 1
+# A fleet of gateways (docs/architecture.md, "A fleet of gateways"): three gateway processes on
+# three host-facing controllers of one emulated peer, six boards, one mosquitto: each board
+# captured by one gateway, a board walking out of range, a SIGKILLed gateway's boards taken over.
+echo "== a fleet of gateways (Tests/Fleet)"
+timeout 300 .venv/bin/python Tests/Fleet/fleet_test.py --gateway "$PWD/.build/debug/gyrogate" --gateways 3 --sensors 6 || exit 1
 # deploy/: install.sh in a throwaway root, the unit under systemd-analyze verify, the mosquitto examples.
 echo "== deploy: install.sh, the systemd unit, the mosquitto examples"
 bash Tests/Deploy/test_install.sh --binary "$PWD/.build/debug/gyrogate" || exit 1

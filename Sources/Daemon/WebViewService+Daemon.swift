@@ -88,5 +88,6 @@ extension LiveSensor {
                   odrHz: status.odrHz, samplesReceived: status.samplesReceived, samplesExpected: status.samplesExpected,
                   gaps: status.gaps, missingSamples: status.missingSamples, backfill: status.backfill,
                   backfilledSamples: status.backfilledSamples, lastSampleMs: status.lastSampleMs, lastError: status.lastError)
+        fleet = status.fleet
     }
 }

@@ -3,7 +3,7 @@
 /// fleet there is none and every configured sensor is tried.
 ///
 /// A supervisor asks ``turn(for:)`` before each connection attempt and waits with
-/// ``untilChanged()`` while another gateway should have the sensor; it reports each link with
+/// ``untilChanged(since:)`` while another gateway should have the sensor; it reports each link with
 /// ``holding(_:_:)``, and its fleet reports what its scans hear with ``heard(_:)``.
 public protocol ConnectionClaims: Sendable {
     /// Whether this gateway should try `address` now, and why (or why not), for the status; and

@@ -67,6 +67,8 @@ enum LiveEncoding {
             integer(sensor.backfilledSamples, into: &out)
             out.append(contentsOf: ",\"batteryPercent\":".utf8)
             if let battery = sensor.batteryPercent { integer(Int64(battery), into: &out) } else { out.append(contentsOf: "null".utf8) }
+            out.append(contentsOf: ",\"fleet\":".utf8)
+            optionalString(sensor.fleet, into: &out)
             out.append(contentsOf: ",\"gaps\":".utf8)
             integer(Int64(sensor.gaps), into: &out)
             out.append(contentsOf: ",\"lastError\":".utf8)

@@ -33,6 +33,8 @@ public struct LiveSensor: Sendable, Equatable {
     public var backfilledSamples: Int64
     public var lastSampleMs: Double?
     public var lastError: String?
+    /// In a fleet of gateways: who should hold the sensor and why.
+    public var fleet: String?
 
     public init(address: String, userId: String, state: String, batteryPercent: Int? = nil, odrHz: Double,
                 samplesReceived: Int64 = 0, samplesExpected: Int64 = 0, gaps: Int = 0, missingSamples: Int64 = 0,

@@ -31,6 +31,7 @@ h2 { font-size:15px; margin:18px 4px 8px; }
 .state.streaming { background:var(--ok); }
 .state.initialising, .state.connecting, .state.discovered { background:var(--warn); }
 .state.silent, .state.backingOff, .state.stopped, .state.stale { background:var(--bad); }
+.state.heldElsewhere { background:#8a8f98; }
 .sensor .stats { display:flex; flex-wrap:wrap; gap:2px 14px; font-size:12px; color:var(--muted); margin:4px 0 6px; }
 .sensor .stats span b { color:var(--ink); font-weight:600; }
 canvas.trace { width:100%; height:140px; display:block; }

@@ -65,6 +65,7 @@ function showSensors(data) {
     ];
     if (s.state !== "streaming" && s.lastSampleMs) parts.push(stat("last sample", Math.round((data.nowMs - s.lastSampleMs) / 1000) + " s ago"));
     if (s.lastError && s.state !== "streaming") parts.push(stat("last error", s.lastError));
+    if (s.fleet) parts.push(stat("fleet", s.fleet));
     c.stats.replaceChildren(...parts);
   }
 }

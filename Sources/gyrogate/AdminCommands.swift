@@ -99,6 +99,7 @@ struct Status: AsyncParsableCommand {
             ["clock", clockLine(status["clock"] ?? [:])],
             ["capture", "\(cell(capture?["committedSamples"], "0")) samples, \(cell(capture?["missingSamples"], "0")) missing, \(cell(capture?["commits"], "0")) commits, every \(cell(capture?["commitIntervalMs"])) ms"],
         ]
+        if let fleet = status["fleet"] { table.rows.append(["fleet", fleetLine(fleet)]) }
         print(table.render().split(separator: "\n", omittingEmptySubsequences: false).dropFirst().joined(separator: "\n"))
         print("")
         printSensors(status["sensors"]?.array ?? [])
@@ -113,6 +114,17 @@ func brokerLine(_ broker: JSONValue?) -> String {
     guard let hosts = broker?["hosts"]?.array else { return "\(configured), \(cell(broker?["state"]))" }
     let current = broker?["connectedTo"].map { cell($0) } ?? configured
     return "\(current), \(cell(broker?["state"])) (of \(hosts.map { cell($0) }.joined(separator: ", ")); \(cell(broker?["failovers"], "0")) moves)"
+}
+
+/// `3 gateways online (gw-a: 2 held, gw-b: 1 held, gw-c offline)`, or why it is not coordinated.
+func fleetLine(_ fleet: JSONValue) -> String {
+    guard fleet["coordinated"]?.bool == true else { return "NOT COORDINATED (the broker cannot be reached): every sensor is tried here" }
+    let gateways = fleet["gateways"]?.array ?? []
+    let online = gateways.filter { $0["online"]?.bool == true }.count
+    let each = gateways.map { gateway in
+        "\(cell(gateway["gateway"])): " + (gateway["online"]?.bool == true ? "\(gateway["holding"]?.array?.count ?? 0) held" : "offline")
+    }
+    return "\(online) of \(gateways.count) gateways online (\(each.joined(separator: ", ")))"
 }
 
 func storeLine(_ store: JSONValue) -> String {

@@ -150,6 +150,10 @@ def main() -> int:
               and all(fleet["sensors"][a]["owner"] == f"gw-{holders[i]}" for i, a in enumerate(addresses)),
               f"the status's fleet object: coordinated, {len(fleet.get('gateways', []))} gateways, each board's owner")
 
+        cli = subprocess.run([args.gateway, "status", "--socket", gateways[0].socket_path], capture_output=True, text=True, timeout=30)
+        fleet_line = next((line for line in cli.stdout.splitlines() if line.strip().startswith("fleet")), "")
+        check(f"{args.gateways} of {args.gateways} gateways online" in fleet_line, f"`gyrogate status` names the fleet: {fleet_line.strip()!r}")
+
         # 2. Board 0 walks out of its holder's range, into another's.
         first = holders[0]
         target = (first + 1) % args.gateways
