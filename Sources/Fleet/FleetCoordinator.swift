@@ -118,6 +118,13 @@ public actor FleetCoordinator {
         return (decision.owner == gateway, decision.reason, version)
     }
 
+    /// Whether some of `sensors` is held by no online gateway (so advertises, and a scan may hear it).
+    public func wantsSightings(of sensors: Set<String>) -> Bool {
+        guard coordinated else { return false }
+        let held = (Array(others.values) + [mine]).filter(\.online).reduce(into: Set<String>()) { $0.formUnion($1.holding) }
+        return !sensors.isSubset(of: held)
+    }
+
     public func decision(for sensor: String) -> FleetRule.Decision {
         FleetRule.decide(sensor: sensor, reports: Array(others.values) + [mine])
     }

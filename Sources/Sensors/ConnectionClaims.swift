@@ -15,6 +15,9 @@ public protocol ConnectionClaims: Sendable {
     func holding(_ address: String, _ held: Bool) async
     /// The sensors the last scan heard advertising, with their RSSI (dBm).
     func heard(_ sightings: [String: Int]) async
+    /// Whether a scan could tell the fleet anything: some of `sensors` is held by no gateway (a
+    /// held board does not advertise). In the steady state nothing is, and nothing is scanned.
+    func wantsSightings(of sensors: Set<String>) async -> Bool
 }
 
 extension SensorSupervisor {
@@ -49,6 +52,12 @@ extension SensorFleet {
     func reportSightings(_ claims: any ConnectionClaims, connector: any MetaWearConnector, every: Duration, for duration: Duration,
                          sensors: Set<String>) async {
         while !Task.isCancelled {
+            guard await claims.wantsSightings(of: sensors) else {
+                // Every board is connected somewhere, so none advertises: hearing none is the truth.
+                await claims.heard([:])
+                try? await Task.sleep(for: every)
+                continue
+            }
             let heard = (try? await connector.sightings(timeout: duration)) ?? [:]
             if Task.isCancelled { return }
             await claims.heard(heard.filter { sensors.contains($0.key) })

@@ -98,6 +98,20 @@ final class FleetRuleTests: XCTestCase {
         XCTAssertEqual(last?.freeSlots, 1)
     }
 
+    /// A held board does not advertise: with every sensor held somewhere, nothing is scanned.
+    func testScansAreWantedOnlyForSensorsNobodyHolds() async {
+        let coordinator = FleetCoordinator(gateway: "gw-a", slots: 2, logger: Logger(label: "test"), now: { 0 }) { _ in }
+        let alone = await coordinator.wantsSightings(of: ["S", "T"])
+        XCTAssertFalse(alone, "not coordinated: every gateway tries anyway")
+        await coordinator.channel(up: true)
+        await coordinator.holding("S", true)
+        let one = await coordinator.wantsSightings(of: ["S", "T"])
+        XCTAssertTrue(one, "T is held by nobody")
+        await coordinator.received(topicGateway: "gw-b", payload: report("gw-b", holding: ["T"]).encoded())
+        let none = await coordinator.wantsSightings(of: ["S", "T"])
+        XCTAssertFalse(none)
+    }
+
     func testAWaitEndsWhenItsTaskIsCancelled() async {
         let coordinator = FleetCoordinator(gateway: "gw-a", slots: 1, logger: Logger(label: "test"), now: { 0 }) { _ in }
         let seen = await coordinator.version

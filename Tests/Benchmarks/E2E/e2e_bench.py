@@ -542,6 +542,8 @@ def gateway_config(tmp: str, args, hci: int | None, mqtt_port: int, data_root: s
     }
     if args.max_store_bytes:
         config["retention"] = {"maxStoreBytes": args.max_store_bytes}
+    if args.fleet:  # a gateway in a fleet (of one): its coordination connection, reports and scans
+        config["fleet"] = {}
     if args.viewers > 0:
         args.web_port = free_port()
         config["web"] = {"listen": f"127.0.0.1:{args.web_port}", "maxViewers": max(4, args.viewers)}
@@ -845,6 +847,7 @@ def main() -> int:
     p.add_argument("--warmup", type=float, default=2.0, help="seconds between all streaming and the window")
     p.add_argument("--gateway", default=os.path.join(REPO, ".build", "release", "gyrogate"))
     p.add_argument("--skip-reference", action="store_true")
+    p.add_argument("--fleet", action="store_true", help="the gateway with a fleet section (docs/architecture.md)")
     p.add_argument("--json", metavar="OUT")
     p.add_argument("--check", action="store_true", help="exit 1 on a failed correctness check (gyrogate phase)")
     p.add_argument("--exact", action="store_true", help="with --check: also fail on any gap (every sample exactly once)")
