@@ -168,9 +168,10 @@ echo "== reliability suite (quick)"
 .venv/bin/python Tests/Reliability/suite.py --gateway "$PWD/.build/debug/gyrogate" --quick || exit 1
 # A fleet of gateways (docs/architecture.md, "A fleet of gateways"): three gateway processes on
 # three host-facing controllers of one emulated peer, six boards, one mosquitto: each board
-# captured by one gateway, a board walking out of range, a SIGKILLed gateway's boards taken over.
+# captured by one gateway, a board walking out of range, every board moving to another gateway
+# three times (20 s apart) with no sample in two sessions, a SIGKILLed gateway's boards taken over.
 echo "== a fleet of gateways (Tests/Fleet)"
-timeout 300 .venv/bin/python Tests/Fleet/fleet_test.py --gateway "$PWD/.build/debug/gyrogate" --gateways 3 --sensors 6 || exit 1
+timeout 400 .venv/bin/python Tests/Fleet/fleet_test.py --gateway "$PWD/.build/debug/gyrogate" --gateways 3 --sensors 6 --moves 3 || exit 1
 # deploy/: install.sh in a throwaway root, the unit under systemd-analyze verify, the mosquitto examples.
 echo "== deploy: install.sh, the systemd unit, the mosquitto examples"
 bash Tests/Deploy/test_install.sh --binary "$PWD/.build/debug/gyrogate" || exit 1

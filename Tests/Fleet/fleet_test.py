@@ -11,8 +11,14 @@ Checks, each printed PASS/FAIL:
 3. A gateway SIGKILLed: the broker sends its last will and the others take its boards within
    the will's delay (1.5 x keepalive) plus one scan plus a connection.
 4. Each gateway's status names the fleet: coordinated, the gateways, who should hold each board.
+5. With --moves K: every --move-every seconds each board walks out of its holder's range into
+   another's, K times, while a subscriber takes every chunk: each board is captured again within
+   the bound after each move, a board is never streaming to two gateways, and no sample (board,
+   timestamp) is in the chunks of two gateways. The samples produced between a board's last chunk
+   at one gateway and its first at the next are counted and printed: not yet recorded as a gap
+   of one continuing session (docs/architecture.md, "A fleet of gateways").
 
-Usage: fleet_test.py --gateway .build/debug/gyrogate [--gateways 3] [--sensors 6] [--keep]
+Usage: fleet_test.py --gateway .build/debug/gyrogate [--gateways 3] [--sensors 6] [--moves 9 --move-every 20] [--keep]
 """
 
 from __future__ import annotations
@@ -103,11 +109,79 @@ def captured_devices(gateway: rel.Gateway) -> set[str]:
     return {s["device"].upper() for s in items if s.get("samples", 0) > 0}
 
 
+def moving_phase(peer: FleetPeer, gateways: list, addresses: list[str], args, mqtt_port: int) -> None:
+    """Every board walks to the next gateway's range, args.moves times; see the module's point 5."""
+    subscriber = bench.Subscriber(mqtt_port)
+    slowest = 0.0
+    missed = []
+    both_since: dict[str, float] = {}  # board -> when two gateways first both said "streaming"
+    longest_both = 0.0
+    for move in range(args.moves):
+        before = peer.holders()
+        for i in range(args.sensors):
+            home = ((before[i] if before[i] is not None else i) + 1) % args.gateways
+            # The new home hears it loud, the one after it faintly; the old holder not at all.
+            rssi = {str(home): -55}
+            if args.gateways > 2:
+                rssi[str((home + 1) % args.gateways)] = -85
+            peer.call(cmd="set_range", sensor=i, rssi=rssi)
+        started = time.monotonic()
+        captured_at = None
+        while time.monotonic() - started < args.move_every:
+            now = time.monotonic()
+            streaming = peer.streaming_holders()
+            if captured_at is None and all(streaming[i] not in (None, before[i]) for i in range(args.sensors)):
+                captured_at = now - started
+            # What the gateways themselves say: two "streaming" for one board is a double capture.
+            claimed: dict[str, int] = {}
+            for gateway in gateways:
+                if gateway.alive():
+                    for address, sensor in sensor_states(gateway).items():
+                        if sensor.get("state") == "streaming":
+                            claimed[address] = claimed.get(address, 0) + 1
+            for address in addresses:
+                if claimed.get(address, 0) > 1:
+                    both_since.setdefault(address, now)
+                    longest_both = max(longest_both, now - both_since[address])
+                else:
+                    both_since.pop(address, None)
+            time.sleep(0.1)
+        if captured_at is None:
+            missed.append((move, peer.streaming_holders()))
+        else:
+            slowest = max(slowest, captured_at)
+    bound = SCAN_EVERY_S + CONNECT_S + 10
+    check(not missed, f"{args.moves} moves of {args.sensors} boards every {args.move_every:.0f} s: every board captured again after each,"
+                      f" the slowest in {slowest:.1f} s (bound {bound:.0f} s){'; missed ' + str(missed) if missed else ''}")
+    subscriber.wait_quiet(quiet=2.0, limit=20.0)
+    messages = subscriber.take()
+    subscriber.close()
+    # Which gateway published a chunk is not in the document; a point published by two gateways
+    # would be two chunks (different session ids) holding the same (board, timestamp).
+    points: dict[tuple[str, float], str] = {}
+    doubled = 0
+    for _t, topic, payload in messages:
+        if not topic.startswith("realtime_data/") or not payload:
+            continue
+        doc = json.loads(payload)
+        device = str(doc.get("device", ""))[:17].upper()
+        for point in doc.get("data", []):
+            key = (device, round(float(point["timestamp"]), 3))
+            if points.setdefault(key, topic) != topic:
+                doubled += 1
+    check(doubled == 0, f"no sample in the chunks of two sessions: {len(points)} points, {doubled} doubled")
+    print(f"  (moves: samples between one gateway's last chunk and the next one's first are not yet a recorded gap of one session)")
+    check(longest_both <= CONNECT_S, f"two gateways said streaming for one board for at most {longest_both:.1f} s"
+                                     f" (one connection attempt: {CONNECT_S:.0f} s)")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--gateway", required=True, help="the gyrogate binary")
     parser.add_argument("--gateways", type=int, default=2)
     parser.add_argument("--sensors", type=int, default=2)
+    parser.add_argument("--moves", type=int, default=0, help="times every board walks to another gateway")
+    parser.add_argument("--move-every", type=float, default=20.0, help="seconds between moves")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = parser.parse_args()
     tmp = tempfile.mkdtemp(prefix="gyrogate-fleet-")
@@ -164,6 +238,9 @@ def main() -> int:
         for i in range(args.sensors):  # back in everyone's range, loudest at its gateway
             peer.call(cmd="set_range", sensor=i, rssi={str(g): (-50 if g == i % args.gateways else -75) for g in range(args.gateways)})
 
+        if args.moves:
+            moving_phase(peer, gateways, addresses, args, mqtt_port)
+
         # 3. The holder of board 1 is SIGKILLed.
         victim = peer.holders()[1]
         theirs = [i for i, h in enumerate(peer.holders()) if h == victim]
@@ -180,6 +257,8 @@ def main() -> int:
         # No board captured by two gateways at once: sessions of a board on two gateways are
         # expected only for the boards that moved (0) or were handed on (theirs).
         moved_boards = {addresses[0].upper()} | {addresses[i].upper() for i in theirs}
+        if args.moves:  # every board moved on purpose
+            moved_boards = {a.upper() for a in addresses}
         per_gateway = {g: captured_devices(gateways[g]) for g in survivors}
         overlap = set()
         for a in survivors:
