@@ -30,13 +30,8 @@ public actor FleetCoordinator {
 
     public init(gateway: String, slots: Int, logger: Logger, now: @escaping @Sendable () -> Double,
                 publish: @escaping @Sendable ([UInt8]) -> Void) {
-        self.gateway = gateway
-        self.slots = slots
-        var logger = logger
-        logger[metadataKey: "subsystem"] = "fleet"
+        (self.gateway, self.slots, self.now, self.publish) = (gateway, slots, now, publish)
         self.logger = logger
-        self.now = now
-        self.publish = publish
         mine = FleetReport(gateway: gateway, freeSlots: slots)
     }
 
@@ -58,7 +53,8 @@ public actor FleetCoordinator {
     public func channel(up: Bool) {
         guard up != coordinated else { return }
         coordinated = up
-        logger.notice(up ? "fleet coordination connected" : "fleet coordination lost; every sensor is tried until it is back")
+        logger.notice(up ? "fleet coordination connected" : "fleet coordination lost; every sensor is tried until it is back",
+                      metadata: ["subsystem": "fleet"])
         if up {
             send()
             hold(for: settle, "learning what the other gateways hear")
@@ -78,11 +74,11 @@ public actor FleetCoordinator {
             do {
                 let report = try FleetReport(parsing: payload, topicGateway: topicGateway)
                 if others[topicGateway]?.online != report.online {
-                    logger.info(report.online ? "gateway online" : "gateway offline", metadata: ["gateway": "\(topicGateway)"])
+                    logger.info(report.online ? "gateway online" : "gateway offline", metadata: ["subsystem": "fleet", "gateway": "\(topicGateway)"])
                 }
                 others[topicGateway] = report
             } catch {
-                logger.warning("\(error)")
+                logger.warning("\(error)", metadata: ["subsystem": "fleet"])
                 others[topicGateway] = nil
             }
         }

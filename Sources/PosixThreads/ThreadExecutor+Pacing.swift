@@ -17,42 +17,42 @@ extension ThreadExecutor {
 
         /// The interval in force: paced only when some stream allows it and nothing holds.
         var interval: UInt64 { paced > 0 && prompt == 0 ? configured : 0 }
+
+        mutating func count(_ role: ReadPacingHold.Role, by delta: Int) {
+            switch role {
+            case .prompt: prompt += delta
+            case .paced: paced += delta
+            }
+        }
     }
 
-    /// Holds the thread to prompt reads (each descriptor read as soon as it is readable) from
-    /// ``ThreadExecutor/holdPromptReads()`` until it ends, once: by ``release()``, or when the
-    /// value is dropped (the end of the binding's scope, an optional set to `nil`, its owner's
-    /// deinit). It cannot be copied, so it cannot be released twice or by anyone else.
-    public struct PromptReadHold: ~Copyable, Sendable {
+    /// A say in the thread's read pacing, from ``ThreadExecutor/holdPromptReads()`` (prompt reads:
+    /// each descriptor read as soon as it is readable) or ``ThreadExecutor/allowPacedReads()``
+    /// (paced reads allowed while no prompt-read hold lasts), until it ends, once: by
+    /// ``release()``, or when the value is dropped (the end of the binding's scope, an optional
+    /// set to `nil`, its owner's deinit). It cannot be copied, so it cannot be released twice or
+    /// by anyone else.
+    public struct ReadPacingHold: ~Copyable, Sendable {
+        enum Role { case prompt, paced }
         private let executor: ThreadExecutor
+        private let role: Role
 
-        fileprivate init(_ executor: ThreadExecutor) {
+        fileprivate init(_ executor: ThreadExecutor, _ role: Role) {
             self.executor = executor
-            executor.updatePacing { $0.prompt += 1 }
+            self.role = role
+            executor.updatePacing { $0.count(role, by: 1) }
         }
 
         /// Ends the hold now rather than where the value would be dropped.
         public consuming func release() {}
 
-        deinit { executor.updatePacing { $0.prompt -= 1 } }
+        deinit { executor.updatePacing { [role] in $0.count(role, by: -1) } }
     }
 
-    /// Allows the thread paced reads while no ``ThreadExecutor/PromptReadHold`` lasts, from
-    /// ``ThreadExecutor/allowPacedReads()`` until it ends, once: by ``release()`` or when the
-    /// value is dropped. It cannot be copied, so it cannot be released twice.
-    public struct PacedStreamHold: ~Copyable, Sendable {
-        private let executor: ThreadExecutor
-
-        fileprivate init(_ executor: ThreadExecutor) {
-            self.executor = executor
-            executor.updatePacing { $0.paced += 1 }
-        }
-
-        /// Ends the allowance now rather than where the value would be dropped.
-        public consuming func release() {}
-
-        deinit { executor.updatePacing { $0.paced -= 1 } }
-    }
+    /// A ``ReadPacingHold`` from ``ThreadExecutor/holdPromptReads()``.
+    public typealias PromptReadHold = ReadPacingHold
+    /// A ``ReadPacingHold`` from ``ThreadExecutor/allowPacedReads()``.
+    public typealias PacedStreamHold = ReadPacingHold
 
     /// Sets the paced read interval (0: always read at once, the default).
     public func setReadInterval(seconds: Double) {
@@ -62,11 +62,11 @@ extension ThreadExecutor {
 
     /// Reads promptly until the returned hold ends. Holds nest: reads are paced again only when
     /// the last one ends.
-    public func holdPromptReads() -> PromptReadHold { PromptReadHold(self) }
+    public func holdPromptReads() -> PromptReadHold { ReadPacingHold(self, .prompt) }
 
     /// Allows paced reads (at most once per ``setReadInterval(seconds:)``) until the returned
     /// hold ends, while no prompt-read hold lasts.
-    public func allowPacedReads() -> PacedStreamHold { PacedStreamHold(self) }
+    public func allowPacedReads() -> PacedStreamHold { ReadPacingHold(self, .paced) }
 
     /// The interval in force now, in seconds (for status and tests).
     public var readInterval: Double { Double(withPacing { $0.interval }) / 1e9 }
