@@ -4,6 +4,8 @@
 # Usage: bash Tests/run-tests.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each step's heading carries the time since the suite began, so a log shows where the time goes.
+step() { echo "== [+$((SECONDS / 60))m$((SECONDS % 60))s] $*"; }
 
 packages=(libsqlite3-dev libbluetooth-dev libmosquitto-dev mosquitto mosquitto-clients openssl systemd tzdata
           mmdebstrap arch-test qemu-user-static lintian binutils)
@@ -12,7 +14,7 @@ for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
 if [ ${#missing[@]} -gt 0 ]; then
-    echo "== installing ${missing[*]}"
+    step "installing ${missing[*]}"
     as_root=""
     [ "$(id -u)" = 0 ] || as_root="sudo"
     $as_root apt-get update -qq
@@ -21,7 +23,7 @@ fi
 
 # The bumble test peer (Tests/Peers) runs from a venv; created once, reused after.
 if ! .venv/bin/python -c "import bumble" 2>/dev/null; then
-    echo "== creating .venv for the bumble test peer"
+    step "creating .venv for the bumble test peer"
     dpkg-query -W -f='${Status}' python3-venv 2>/dev/null | grep -q "install ok installed" || {
         as_root=""
         [ "$(id -u)" = 0 ] || as_root="sudo"
@@ -41,7 +43,7 @@ export GYROGATE_PEER_PYTHON="$PWD/.venv/bin/python"
 # The emulated MetaWear itself, against bumble as the host: each behaviour modelled on real boards
 # (streams up to 3200 Hz, processors, the log and its page buffer, resets, crystal drift) checked
 # before any test relies on it. Run first, on a quiet machine: one check measures its 3200 Hz rate.
-echo "== the emulated MetaWear's self-test (Tests/Peers/selftest_peer.py)"
+step "the emulated MetaWear's self-test (Tests/Peers/selftest_peer.py)"
 selftest_log=$(mktemp)
 timeout 300 .venv/bin/python Tests/Peers/selftest_peer.py >"$selftest_log" 2>&1 \
     || { grep -vE '^PASS' "$selftest_log"; echo "the peer's self-test failed (above)"; exit 1; }
@@ -60,14 +62,14 @@ if [ "$(id -u)" = 0 ] && [ "${GYROGATE_ARM64_PREBUILD:-}" != 0 ] && { [ "${CI:-}
         || [ "${GYROGATE_PACKAGE_COLD:-0}" = 1 ] || [ -f "$package_cache/toolchain-sid/.gyrogate-recipe" ]; }; then
     GYROGATE_ARM64_PREBUILD=$(mktemp -d)
     export GYROGATE_ARM64_PREBUILD
-    echo "== the arm64 package and root, in the background (log: $GYROGATE_ARM64_PREBUILD/log)"
+    step "the arm64 package and root, in the background (log: $GYROGATE_ARM64_PREBUILD/log)"
     setsid nice -n 19 bash Tests/Deploy/arm64-prebuild.sh "$GYROGATE_ARM64_PREBUILD" >/dev/null 2>&1 </dev/null &
     arm64_prebuild_pid=$!
     # Ended with the suite when the suite ends first (a failure before test_package.sh).
     trap '[ -f "$GYROGATE_ARM64_PREBUILD/rc" ] || kill -- -"$arm64_prebuild_pid" 2>/dev/null' EXIT
 fi
 
-echo "== building (debug, with tests)"
+step "building (debug, with tests)"
 set +e
 swift build --build-tests 2>&1 | grep -vE '^\[[0-9]+/[0-9]+\]'
 build=${PIPESTATUS[0]}
@@ -75,13 +77,13 @@ build=${PIPESTATUS[0]}
 
 # The gateway links FoundationEssentials at most: full Foundation would bring ICU (tens of MB in
 # a static binary). An `import Foundation` anywhere under Sources shows up here.
-echo "== the gateway links no full Foundation"
+step "the gateway links no full Foundation"
 if ldd .build/debug/gyrogate | grep -E 'lib(Foundation|FoundationInternationalization|_FoundationICU|FoundationNetworking)\.so'; then
     echo "gyrogate links full Foundation (see the libraries above): use FoundationEssentials"; exit 1
 fi
 
 # BlueZ's headers declare the kernel's HCI socket ABI; its library is GPL and must not be linked.
-echo "== the gateway links no libbluetooth (headers only)"
+step "the gateway links no libbluetooth (headers only)"
 if ldd .build/debug/gyrogate | grep -E 'libbluetooth'; then
     echo "gyrogate links libbluetooth (GPL): use only its headers' structures and constants"; exit 1
 fi
@@ -89,7 +91,7 @@ fi
 # The library targets' documentation (DocC, through swift-docc-plugin), with warnings as errors:
 # a reference to a symbol that no longer exists, or a parameter left out of a documented list,
 # fails here. Uses the debug build above; bounded by a timeout.
-echo "== documentation (DocC), warnings as errors"
+step "documentation (DocC), warnings as errors"
 if ! command -v docc >/dev/null 2>&1 && ! [ -x "$(dirname "$(command -v swift)")/docc" ]; then
     [ "${CI:-}" = true ] && { echo "FAILED: no docc in this Swift toolchain (swift.org's Linux toolchains ship it)"; exit 1; }
     echo "SKIPPED: no docc in this Swift toolchain (it ships with swift.org's Linux toolchains)"
@@ -113,7 +115,7 @@ else
     rm -f "$docc_log"
 fi
 
-echo "== running tests"
+step "running tests"
 # XCTest only: the suite has no Swift Testing tests, and their empty summary would be the last line.
 swift test --skip-build --disable-swift-testing 2>&1 | grep -vE "^Test Case '.*' (started|passed)"
 tests=${PIPESTATUS[0]}
@@ -121,14 +123,14 @@ tests=${PIPESTATUS[0]}
 
 # The whole gateway as a process: emulated sensors over H4/TCP, a real mosquitto, a subscriber
 # that checks every sample; briefly and for correctness only (no timing limits).
-echo "== end-to-end check: 2 emulated sensors, gateway process, mosquitto, subscriber"
+step "end-to-end check: 2 emulated sensors, gateway process, mosquitto, subscriber"
 .venv/bin/python Tests/Benchmarks/E2E/e2e_bench.py --sensors 2 --seconds 5 --skip-reference --check \
     --gateway "$PWD/.build/debug/gyrogate" || exit 1
 # Sessions out for analysis (docs/export.md): the CSV read by pandas, the line protocol written to
 # a real InfluxDB 1.x (Debian's influxdb, started by the test on a free loopback port, its files
 # in the test's folder), JSON Lines, the merged table, through the CLI and the admin socket,
 # against two emulated boards with an outage, a backfill and a gap.
-echo "== export: the CSV in pandas, the line protocol in influxd (Tests/Export)"
+step "export: the CSV in pandas, the line protocol in influxd (Tests/Export)"
 if ! command -v influxd >/dev/null; then
     as_root=""
     [ "$(id -u)" = 0 ] || as_root="sudo"
@@ -143,7 +145,7 @@ timeout 600 .venv/bin/python Tests/Export/export_test.py --gateway "$PWD/.build/
 # restarted; then honest time (t, u, v): the guest's clock stepped forward 3 days and back an
 # hour, and the gateway restarted 3 days behind, its boards dating the samples (each within
 # 20 ms of the emulator's clock). Only a machine where it cannot run as root skips it.
-echo "== the kernel's Bluetooth stack in a VM (hci:0, quick)"
+step "the kernel's Bluetooth stack in a VM (hci:0, quick)"
 vm_packages=(qemu-system-x86 bluez busybox-static cpio kmod)
 vm_missing=()
 for package in "${vm_packages[@]}"; do
@@ -164,25 +166,25 @@ fi
 # random moments and right after a stream starts, broker outages, a silent broker, power-cut
 # copies of the store, a full disk, link drops, silence and board resets, backfill from the
 # sensor's log) and the store's invariants after each. Without --quick it is the full run.
-echo "== reliability suite (quick)"
+step "reliability suite (quick)"
 .venv/bin/python Tests/Reliability/suite.py --gateway "$PWD/.build/debug/gyrogate" --quick || exit 1
 # A fleet of gateways (docs/architecture.md, "A fleet of gateways"): three gateway processes on
 # three host-facing controllers of one emulated peer, six boards, one mosquitto: each board
 # captured by one gateway, a board walking out of range, every board moving to another gateway
 # three times (20 s apart) with no sample in two sessions, a SIGKILLed gateway's boards taken over.
-echo "== a fleet of gateways (Tests/Fleet)"
+step "a fleet of gateways (Tests/Fleet)"
 timeout 400 .venv/bin/python Tests/Fleet/fleet_test.py --gateway "$PWD/.build/debug/gyrogate" --gateways 3 --sensors 6 --moves 3 || exit 1
 # deploy/: install.sh in a throwaway root, the unit under systemd-analyze verify, the mosquitto examples.
-echo "== deploy: install.sh, the systemd unit, the mosquitto examples"
+step "deploy: install.sh, the systemd unit, the mosquitto examples"
 bash Tests/Deploy/test_install.sh --binary "$PWD/.build/debug/gyrogate" || exit 1
 # The README's demo command, headless: deploy/demo.sh with the shipped config (two emulated
 # sensors) on free ports; a subscriber checks the documents and `gyrogate status` the sensors.
-echo "== the demo (deploy/demo.sh), headless"
+step "the demo (deploy/demo.sh), headless"
 .venv/bin/python Tests/Deploy/demo_test.py --binary "$PWD/.build/debug/gyrogate" || exit 1
 # The Debian packages (deploy/package.sh): both built and linted; arm64 installed, upgraded and
 # purged in a trixie arm64 root and streaming under qemu-user; amd64 installed here. The arm64
 # toolchain is cached machine-wide; without it the arm64 part says it skipped (--cold makes it).
-echo "== the Debian packages: build, lintian, install/upgrade/purge, streaming (arm64 under qemu)"
+step "the Debian packages: build, lintian, install/upgrade/purge, streaming (arm64 under qemu)"
 bash Tests/Deploy/test_package.sh || exit 1
 
 # The live view in a real browser: Debian's chromium headless, driven by Selenium, against three
@@ -190,7 +192,7 @@ bash Tests/Deploy/test_package.sh || exit 1
 # refreshes the committed docs/liveview-*.png). A machine where chromium or
 # Selenium cannot be installed skips it and says why (the test prints SKIPPED), without failing;
 # under CI=true it fails instead.
-echo "== the live view in headless chromium (Selenium)"
+step "the live view in headless chromium (Selenium)"
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
     as_root=""
     [ "$(id -u)" = 0 ] || as_root="sudo"
@@ -204,15 +206,17 @@ timeout 300 .venv/bin/python Tests/Browser/liveview_test.py --gateway "$PWD/.bui
 # libFuzzer over the parsers that take bytes from outside (H4/HCI, ACL/L2CAP, ATT, MetaWear,
 # the admin request head, the config loader): built with -sanitize=fuzzer,address, a brief run
 # of each from its committed seed corpus. Tests/Fuzz/run.sh --runs 2000000 is the long run.
-echo "== fuzzing the parsers briefly (libFuzzer)"
+step "fuzzing the parsers briefly (libFuzzer)"
 bash Tests/Fuzz/run.sh || exit 1
 
 # The publisher bridges libmosquitto's network thread, the store's reader threads and an actor;
 # ThreadSanitizer checks that bridge (and the store) for data races while its tests run.
-echo "== building and running the publisher's and the store's tests under ThreadSanitizer"
+step "building and running the publisher's and the store's tests under ThreadSanitizer"
 swift build --build-tests --sanitize=thread --scratch-path .build-tsan 2>&1 | grep -vE '^\[[0-9]+/[0-9]+\]'
 build=${PIPESTATUS[0]}
 [ "$build" = 0 ] || { echo "ThreadSanitizer build failed ($build)"; exit "$build"; }
 swift test --skip-build --disable-swift-testing --sanitize=thread --scratch-path .build-tsan \
     --filter 'MQTTPublisherTests|GyroStoreTests' 2>&1 | grep -vE "^Test Case '.*' (started|passed)"
-exit "${PIPESTATUS[0]}"
+tsan=${PIPESTATUS[0]}
+step "the whole suite ran (the last step's exit code: $tsan)"
+exit "$tsan"
