@@ -19,9 +19,16 @@ public protocol CaptureSink: Sendable {
     func saveBoardResetTime(device: String, resetUID: UInt8, resetTime: Double) async throws
     /// A reading of the board's log clock: where its power cycle began, by this reading alone.
     func boardClockRead(device: String, resetUID: UInt8, measuredResetTime: Double) async throws
+    /// Closes the sensor's open session, if any, for `reason`: another gateway of a fleet now
+    /// captures the board, and its samples go into a session there.
+    func closeSession(device: String, reason: String) async
 }
 
-extension CaptureEngine: CaptureSink {}
+extension CaptureEngine: CaptureSink {
+    public func closeSession(device: String, reason: String) async {
+        _ = try? await stopSession(device: device, reason: reason)
+    }
+}
 
 extension CaptureSink {
     /// The gaps of `stream` a backfill may fill, from the last seven days (the engine's own default).

@@ -33,14 +33,25 @@ extension SensorSupervisor {
             current.fleet = reason
             if mine { return waited ? .afterWaiting : .atOnce }
             if current.state != .heldElsewhere { transition(to: .heldElsewhere, ["reason": "\(reason)"]) }
+            if linkedSinceHandOver, reason.hasPrefix("held by ") { await handOver(reason) }
             waited = true
             await claims.untilChanged(since: version)
         }
         return .cancelled
     }
 
+    /// The board streams to another gateway now: the session open here ends with this gateway's
+    /// last sample (every sample handed over first), so that a user has one open session, at the
+    /// gateway that captures them. Once per hand-over.
+    private func handOver(_ reason: String) async {
+        linkedSinceHandOver = false
+        await drainFeed()
+        await engine.closeSession(device: identity.device, reason: "the fleet moved the sensor: \(reason)")
+    }
+
     /// Tells the fleet, if any, that the sensor's link began or ended.
     func claimLink(_ held: Bool) async {
+        if held { linkedSinceHandOver = true }
         await settings.claims?.holding(address, held)
     }
 }

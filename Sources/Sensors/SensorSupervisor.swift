@@ -67,6 +67,8 @@ public actor SensorSupervisor {
     /// The watching task, asleep until its check has something to do.
     var watchWaiter: CheckedContinuation<Void, Never>?
     var connectedOnce = false
+    /// Connected here since the last fleet hand-over: a session of the board may be open here.
+    var linkedSinceHandOver = false
     /// The board's log clock at the last initialisation: a new `reset_uid` means it reset since.
     var boardClock: BoardClock?
     /// Host time (s) of tick 0 of each of the board's power cycles seen: what places log entries in time.

@@ -116,6 +116,7 @@ def moving_phase(peer: FleetPeer, gateways: list, addresses: list[str], args, mq
     missed = []
     both_since: dict[str, float] = {}  # board -> when two gateways first both said "streaming"
     longest_both = 0.0
+    doubled_open = 0
     for move in range(args.moves):
         before = peer.holders()
         for i in range(args.sensors):
@@ -146,6 +147,8 @@ def moving_phase(peer: FleetPeer, gateways: list, addresses: list[str], args, mq
                 else:
                     both_since.pop(address, None)
             time.sleep(0.1)
+        opened = {a: sum(1 for g in gateways if g.alive() and sensor_states(g).get(a, {}).get("session")) for a in addresses}
+        doubled_open = max(doubled_open, max(opened.values()))
         if captured_at is None:
             missed.append((move, peer.streaming_holders()))
         else:
@@ -171,6 +174,7 @@ def moving_phase(peer: FleetPeer, gateways: list, addresses: list[str], args, mq
                 doubled += 1
     check(doubled == 0, f"no sample in the chunks of two sessions: {len(points)} points, {doubled} doubled")
     print(f"  (moves: samples between one gateway's last chunk and the next one's first are not yet a recorded gap of one session)")
+    check(doubled_open <= 1, f"at the end of each move a board has at most one open session in the fleet (most seen: {doubled_open})")
     check(longest_both <= CONNECT_S, f"two gateways said streaming for one board for at most {longest_both:.1f} s"
                                      f" (one connection attempt: {CONNECT_S:.0f} s)")
 
@@ -235,6 +239,11 @@ def main() -> int:
         moved, seconds = wait_for(lambda: peer.streaming_holders()[0] == target, SCAN_EVERY_S + CONNECT_S + 10)
         check(bool(moved), f"board 0 out of gw-{first}'s range is captured by gw-{target} in {seconds:.1f} s"
                            f" (bound {SCAN_EVERY_S + CONNECT_S + 10:.0f} s)")
+        def open_session(g: int, address: str):
+            return sensor_states(gateways[g]).get(address, {}).get("session")
+        closed, seconds = wait_for(lambda: open_session(first, addresses[0]) is None, 15)
+        check(bool(closed), f"gw-{first} closed its session of board 0 once gw-{target} held it ({seconds:.1f} s):"
+                            f" one open session a board, at the gateway that captures it")
         for i in range(args.sensors):  # back in everyone's range, loudest at its gateway
             peer.call(cmd="set_range", sensor=i, rssi={str(g): (-50 if g == i % args.gateways else -75) for g in range(args.gateways)})
 
@@ -268,6 +277,25 @@ def main() -> int:
         check(not overlap, f"no other board has sessions on two gateways ({sorted(overlap) or 'none'})")
         for g in survivors:
             gateways[g].terminate()
+        # Every gateway's store, the killed one's too (its sessions still open: their rows are
+        # completed at its next start, so only closed ones are summed): each session's arithmetic
+        # (expected - samples == the sum of its gaps), every sample once and equal to the waveform.
+        # A board's stream goes on from gateway to gateway (its sample number does not start
+        # again), so the census that finds a sample stored twice walks the fleet's stores together.
+        stores = []
+        for g in range(args.gateways):
+            store = rel.read_store(args.gateway, rel.store_path(os.path.join(tmp, f"gw{g}", "data")))
+            stores.append(store)
+            check(store.integrity == "ok", f"gw-{g}'s store: PRAGMA integrity_check: {store.integrity}")
+            for ok, what in rel.record_checks(store, closed_only=g == victim):
+                check(ok, f"gw-{g}'s store: {what}")
+        fleet_store = rel.Store(integrity="ok", sessions=sorted((s for st in stores for s in st.sessions), key=lambda s: s["startMs"]),
+                                records={}, chunks=[c for st in stores for c in st.chunks])
+        census = rel.census(fleet_store, 100)
+        check(census.duplicates == 0 and census.mismatches == 0 and census.backwards_time == 0,
+              f"the fleet's stores together: {census.samples} samples in {census.streams} board streams, none stored twice"
+              f" ({census.duplicates}), all the waveform's ({census.mismatches} not), times increasing per board"
+              f" ({census.backwards_time} not)" + rel.examples(census.first_problems))
     except Exception as error:  # a harness failure is a failure, with its reason
         check(False, f"the fleet test ran to its end: {error!r}")
     finally:
