@@ -85,7 +85,10 @@ public final class FleetChannel: @unchecked Sendable {
     private func installCallbacks() {
         mosquitto_connect_callback_set(handle) { handle, userdata, rc in
             let context = Unmanaged<Context>.fromOpaque(userdata!).takeUnretainedValue()
-            guard rc == 0, let handle else { return }
+            guard rc == 0, let handle else {
+                context.channel?.refused(rc)
+                return
+            }
             mosquitto_subscribe(handle, nil, context.topicRoot + "+", 1)
             context.channel?.connected(true)
         }
@@ -136,7 +139,12 @@ public final class FleetChannel: @unchecked Sendable {
         }
         if connected { send(final) }
         state.withLock { $0.stopping = true }
-        running.wait()
+        // A thread still inside a blocking connect (a broker that drops SYNs) ends when the
+        // connect gives up; shutdown does not wait for that. The handle is then left to the exit.
+        guard running.wait(timeout: .now() + 3) == .success else {
+            logger.warning("fleet coordination: the connection's thread did not end within 3 s; leaving it")
+            return
+        }
         mosquitto_destroy(handle)
         context.release()
     }
@@ -202,6 +210,12 @@ public final class FleetChannel: @unchecked Sendable {
         }
         context.takeUnretainedValue().handlers.connected(up)
         if up, let latest { send(latest) }
+    }
+
+    fileprivate func refused(_ rc: Int32) {
+        logger.warning("fleet coordination: the broker refused the connection; retrying", metadata: [
+            "reason": "\(String(cString: mosquitto_connack_string(rc)))",
+        ])
     }
 
     fileprivate func acknowledged(_ mid: Int32) {
