@@ -49,11 +49,57 @@ extension SensorSupervisor {
         await engine.closeSession(device: identity.device, reason: "the fleet moved the sensor: \(reason)")
     }
 
+    private enum Attempt: Sendable {
+        case link(any MetaWearLink)
+        case failed(any Error)
+        case taken(String)
+    }
+
+    /// Connects, and in a fleet gives up as soon as another gateway reports the sensor held: it
+    /// connected first, and the board, which takes one central and stops advertising, would leave
+    /// this attempt waiting out its whole timeout, with every other attempt of this controller
+    /// queued behind it (the host runs one at a time).
+    func connectUnlessTaken(_ connector: any MetaWearConnector) async throws -> any MetaWearLink {
+        let (address, timeout) = (self.address, settings.connectTimeout)
+        guard let claims = settings.claims else { return try await connector.connect(address: address, timeout: timeout) }
+        let outcome = await withTaskGroup(of: Attempt.self) { group -> Attempt in
+            group.addTask {
+                do { return .link(try await connector.connect(address: address, timeout: timeout)) } catch { return .failed(error) }
+            }
+            group.addTask {
+                while !Task.isCancelled {
+                    let (mine, reason, version) = await claims.turn(for: address)
+                    if !mine { return .taken(reason) }
+                    await claims.untilChanged(since: version)
+                }
+                return .failed(CancellationError())
+            }
+            let first = await group.next() ?? .failed(CancellationError())
+            group.cancelAll()
+            // The other child ends too; a link that its connect made after all is let go.
+            for await other in group {
+                if case .link(let late) = other { await late.disconnect() }
+            }
+            return first
+        }
+        switch outcome {
+        case .link(let link): return link
+        case .failed(let error): throw error
+        case .taken(let reason): throw FleetTaken(reason: reason)
+        }
+    }
+
     /// Tells the fleet, if any, that the sensor's link began or ended.
     func claimLink(_ held: Bool) async {
         if held { linkedSinceHandOver = true }
         await settings.claims?.holding(address, held)
     }
+}
+
+/// A connection attempt given up because another gateway of the fleet holds the sensor.
+public struct FleetTaken: Error, CustomStringConvertible {
+    public var reason: String
+    public var description: String { "connection attempt given up: \(reason)" }
 }
 
 extension SensorFleet {

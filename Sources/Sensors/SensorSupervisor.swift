@@ -181,7 +181,7 @@ public actor SensorSupervisor {
         transition(to: .connecting)
         let link: any MetaWearLink
         do {
-            link = try await connector.connect(address: address, timeout: settings.connectTimeout)
+            link = try await connectUnlessTaken(connector)
         } catch {
             current.failedAttempts += 1
             current.lastError = "\(error)"
