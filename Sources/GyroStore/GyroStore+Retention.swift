@@ -28,7 +28,8 @@ public struct RetentionReport: Sendable, Equatable {
 /// removes at most `batchChunks` chunks in a transaction of its own, and the writer takes other
 /// work (capture's commits, the publisher's acknowledgements) between two of them.
 public struct RetentionProgress: Sendable {
-    /// Chunks one transaction removes at most: about 70 ms of this VM's disk at 2 GiB
+    /// Chunks one transaction removes at most: 0.28 s at most on this VM at 0.5 GiB, the file
+    /// out of the page cache, where the pass in one transaction took 2.0-2.2 s
     /// (docs/benchmarks-store.md). A multiple of ``pruneStep``.
     public static let defaultBatchChunks = 256
     /// Published chunks are pruned this many at a time between two measures of the store's
