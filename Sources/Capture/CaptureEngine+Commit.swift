@@ -11,14 +11,22 @@ extension CaptureEngine {
     }
 
     /// Waits until no commit (nor anything else that holds the lock) is in flight, then holds it.
+    ///
+    /// First come, first served: `unlockCommits` hands the lock to the oldest waiter. Why: a
+    /// retention pass takes the lock again right after each of its batches; were the lock only
+    /// released, the pass (running on without a suspension) would take it before the woken
+    /// commit could, and capture would wait for the whole pass.
     func lockCommits() async {
-        while commitInFlight { await withCheckedContinuation { commitWaiters.append($0) } }
+        if commitInFlight {
+            // Resumed by `unlockCommits`, which leaves `commitInFlight` set: the lock is ours.
+            await withCheckedContinuation { commitWaiters.append($0) }
+            return
+        }
         commitInFlight = true
     }
 
     func unlockCommits() {
-        commitInFlight = false
-        if !commitWaiters.isEmpty { commitWaiters.removeFirst().resume() }
+        if commitWaiters.isEmpty { commitInFlight = false } else { commitWaiters.removeFirst().resume() }
     }
 
     /// `commit()` for a caller that holds the lock.

@@ -16,8 +16,8 @@ import MetaWear
 /// While `run()` runs, it is the committer: a full chunk is committed there while the producer
 /// goes on filling the next one (the data plane fills, the writer's thread renders and
 /// writes); a producer that gets two full chunks ahead waits for the commit. Without `run()`, `append`
-/// commits full chunks itself. Commits are serialised: one is in flight at a time (a retention
-/// pass, which rewrites session rows, holds the same lock), and changes made meanwhile go to
+/// commits full chunks itself. Commits are serialised: one is in flight at a time (each batch
+/// of a retention pass, which rewrites session rows, holds the same lock), and changes made meanwhile go to
 /// the next one. A failed commit is kept and retried first in the next
 /// one, so nothing handed to the engine is dropped by a transient store error.
 ///
@@ -63,6 +63,10 @@ public actor CaptureEngine {
     var pendingSince: ContinuousClock.Instant?
     var commitInFlight = false
     var commitWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Chunks one retention transaction removes at most (``enforceRetention()``).
+    var retentionBatchChunks = RetentionProgress.defaultBatchChunks
+    /// Tests: runs between two retention batches instead of the yield (`observeRetentionBatches`).
+    var retentionBatchObserver: (@Sendable (RetentionReport) async -> Void)?
     /// Wakes the `run()` loop, the committer, while it runs.
     var commitSignal: AsyncStream<Void>.Continuation?
     /// Full chunks waiting for the committer.

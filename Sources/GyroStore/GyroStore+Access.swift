@@ -56,6 +56,29 @@ extension GyroStore {
         }
     }
 
+    /// ``read(_:_:)`` on a reader that reads the file with `pread`, not through the memory map:
+    /// for reads that walk many small rows (a session's chunk rows), not document bodies.
+    ///
+    /// Why: the chunk table's leaf pages lie between the chunk bodies' pages all over the file
+    /// (they are written together). Through the map, each page read faults in the pages around
+    /// it too (the kernel's fault-around, 64 KiB, and readahead), and they stay resident: the
+    /// start's recovery of four open sessions of 3,000 chunks each read 2.5 MB of rows and
+    /// left 89 MB of the 110 MB file in the process (docs/benchmarks-store.md). Read with
+    /// `pread`, only the pages read are read, into the kernel's page cache and this
+    /// connection's small one, not the process.
+    nonisolated(nonsending)
+    func readRows<T: Sendable>(_ context: String, _ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws(StoreError) -> T {
+        guard let rowReaders else { return try await read(context, body) }
+        do {
+            return try await rowReaders.read(body)
+        } catch let error as SQLiteError where error.isCorruption {
+            _ = noticingDamage(error)
+            throw .damaged(reason: "\(context): \(error)")
+        } catch {
+            throw .database(context: context, reason: "\(error)")
+        }
+    }
+
     /// `error`, after marking the store damaged when it is SQLite's corruption error
     /// (SQLITE_CORRUPT, SQLITE_NOTADB): data SQLite found damaged is never trusted silently.
     ///

@@ -46,20 +46,20 @@ extension GyroStore {
     }
 
     public func openSessions() async throws(StoreError) -> [SessionRecord] {
-        try await read("listing open sessions") { db in
+        try await readRows("listing open sessions") { db in
             try SessionRecord.read(db, "WHERE isOpen = 1 ORDER BY startMs", lists: true)
         }
     }
 
     public func openChunks(sessionId: String) async throws(StoreError) -> [ChunkRecord] {
-        try await read("listing open chunks") { db in
+        try await readRows("listing open chunks") { db in
             try db.all("SELECT \(ChunkRecord.columns) FROM chunk WHERE sessionId = ? AND isOpen = 1 ORDER BY stream, seq",
                        [sessionId], ChunkRecord.init(row:))
         }
     }
 
     public func chunks(sessionId: String) async throws(StoreError) -> [ChunkRecord] {
-        try await read("listing chunks") { db in
+        try await readRows("listing chunks") { db in
             try db.all("SELECT \(ChunkRecord.columns) FROM chunk WHERE sessionId = ? ORDER BY stream, seq", [sessionId], ChunkRecord.init(row:))
         }
     }
@@ -67,7 +67,7 @@ extension GyroStore {
     /// The stored samples of an open chunk, in order: rows an older gateway wrote, then what
     /// the sample ring holds after them.
     public func samples(ofChunk chunkId: String) async throws(StoreError) -> [StoredSample] {
-        let (samples, damaged) = try await read("reading samples of \(chunkId)") { db in
+        let (samples, damaged) = try await readRows("reading samples of \(chunkId)") { db in
             try Self.samples(ofChunk: chunkId, in: db, slots: try Self.ringSlots(db))
         }
         if damaged > 0 { logDamagedRing(chunk: chunkId, slots: damaged) }

@@ -30,6 +30,9 @@ public struct GyroStore: Sendable {
     let writer: ConnectionActor
     /// `nil` for an in-memory store: the writer reads too.
     let readers: ReaderPool?
+    /// Readers without the memory map, for reads of many small rows (``readRows(_:_:)``);
+    /// `nil` for an in-memory store.
+    let rowReaders: ReaderPool?
     let logger: Logger
     /// Bytes the store may use before retention prunes published chunk data.
     public let maxBytes: Int
@@ -96,12 +99,18 @@ public struct GyroStore: Sendable {
             try prepare(reader)
             return reader
         }
-        return try GyroStore(writer: writer, readers: readers, maxBytes: maxBytes, logger: logger, quarantined: quarantined,
+        let rowReaders = ReaderPool(maximum: rowReaderCount) { () throws(SQLiteError) in
+            let reader = try SQLiteConnection(path: path, options: .init(readOnly: true))
+            try prepare(reader)
+            try reader.execute("PRAGMA mmap_size = 0")
+            return reader
+        }
+        return try GyroStore(writer: writer, readers: readers, rowReaders: rowReaders, maxBytes: maxBytes, logger: logger, quarantined: quarantined,
                              directory: directory, reserve: StoreReserve(directory: directory, bytes: reserveBytes))
     }
 
     /// Migrates `writer` on the calling thread, then hands it to its own thread.
-    init(writer: sending SQLiteConnection, readers: ReaderPool?, maxBytes: Int, logger: Logger, quarantined: [String] = [],
+    init(writer: sending SQLiteConnection, readers: ReaderPool?, rowReaders: ReaderPool? = nil, maxBytes: Int, logger: Logger, quarantined: [String] = [],
          directory: String? = nil, reserve: StoreReserve? = nil) throws {
         reserve?.fill()
         let (_, unknown) = try Self.migrator.migrate(writer)
@@ -113,6 +122,7 @@ public struct GyroStore: Sendable {
         let ring = try SampleRing.load(writer, logger: logger)
         self.writer = try ConnectionActor(owning: writer, ring: ring, threadName: "store-writer")
         self.readers = readers
+        self.rowReaders = rowReaders
         self.maxBytes = maxBytes
         self.logger = logger
         self.quarantined = quarantined
@@ -125,6 +135,8 @@ public struct GyroStore: Sendable {
     /// Reads that can run at once beside the writer: the publisher's outbox pass, which can wait
     /// seconds for the broker, plus the admin API, capture and retention checks.
     static let readerCount = 4
+    /// Readers of rows without the map (``readRows(_:_:)``): the start's recovery, one read at a time.
+    static let rowReaderCount = 1
 
     /// Bytes of the file that read-only connections map into memory.
     ///
