@@ -30,7 +30,7 @@ public struct RetentionReport: Sendable, Equatable {
 public struct RetentionProgress: Sendable {
     /// Chunks one transaction removes at most: 0.28 s at most on this VM at 0.5 GiB, the file
     /// out of the page cache, where the pass in one transaction took 2.0-2.2 s
-    /// (docs/benchmarks-store.md). A multiple of ``pruneStep``.
+    /// (docs/benchmarks-store.md). A multiple of `pruneStep`.
     public static let defaultBatchChunks = 256
     /// Published chunks are pruned this many at a time between two measures of the store's
     /// size; a batch holds whole steps, so that the pass prunes what one transaction would.
