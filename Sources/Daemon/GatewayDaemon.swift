@@ -62,19 +62,23 @@ public struct GatewayDaemon: Sendable {
         if !recovered.isEmpty {
             logger.warning("closed sessions left open by the previous run", metadata: ["subsystem": "daemon", "sessions": "\(recovered.map(\.id))"])
         }
+        // Built step by step: one long concatenated literal is more than Swift 6.2 (the arm64
+        // package's compiler) type-checks in reasonable time.
+        typealias Entry = ServiceGroupConfiguration.ServiceConfiguration
+        // First, so it stops last: capture's final documents are committed before it leaves.
+        var services: [Entry] = [.init(service: MQTTPublisherService(publisher: publisher))]
+        services += homeAssistantServices()
+        services.append(.init(service: CaptureService(engine: capture, logger: logger)))
+        // A damaged store stops the gateway gracefully: the sensors are told to stop first.
+        services.append(.init(service: StoreCheckService(store: store, logger: logger), failureTerminationBehavior: .gracefullyShutdownGroup))
+        // Before the sensors, so it stops after them and reports this gateway offline last.
+        if let fleet { services.append(.init(service: fleet)) }
+        // After capture: graceful shutdown stops the sensors first, then closes sessions.
+        services.append(.init(service: SensorService(configuration: configuration, fleet: sensors, controller: controller, logger: logger)))
+        services += admin
         let group = ServiceGroup(
             configuration: .init(
-                services: [
-                    // First, so it stops last: capture's final documents are committed before it leaves.
-                    .init(service: MQTTPublisherService(publisher: publisher)),
-                ] + homeAssistantServices() + [
-                    .init(service: CaptureService(engine: capture, logger: logger)),
-                    // A damaged store stops the gateway gracefully: the sensors are told to stop first.
-                    .init(service: StoreCheckService(store: store, logger: logger), failureTerminationBehavior: .gracefullyShutdownGroup),
-                ] + (fleet.map { [.init(service: $0)] } ?? []) + [
-                    // After capture: graceful shutdown stops the sensors first, then closes sessions.
-                    .init(service: SensorService(configuration: configuration, fleet: sensors, controller: controller, logger: logger)),
-                ] + admin,
+                services: services,
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
         logger.info("gyrogate running", metadata: ["subsystem": "daemon", "gateway": "\(configuration.gatewayId)",
