@@ -57,6 +57,14 @@ tail -1 "$selftest_log"; rm -f "$selftest_log"
 # CI=true always; elsewhere when the toolchain is cached or GYROGATE_PACKAGE_COLD=1 (else
 # test_package.sh skips the arm64 part, saying so). GYROGATE_ARM64_PREBUILD=0 leaves it to
 # test_package.sh.
+# Background work (here and after the build) ends with the suite when the suite ends first (a
+# failure before the step that waits for it).
+stop_background() {
+    [ -z "${arm64_prebuild_pid:-}" ] || [ -f "$GYROGATE_ARM64_PREBUILD/rc" ] || kill -- -"$arm64_prebuild_pid" 2>/dev/null
+    [ -z "${background_pid:-}" ] || [ -f "$GYROGATE_BACKGROUND_BUILDS/tsan.rc" ] || kill -- -"$background_pid" 2>/dev/null
+    return 0
+}
+trap stop_background EXIT
 package_cache=${GYROGATE_PACKAGE_CACHE:-/var/cache/gyrogate-package}
 if [ "$(id -u)" = 0 ] && [ "${GYROGATE_ARM64_PREBUILD:-}" != 0 ] && { [ "${CI:-}" = true ] \
         || [ "${GYROGATE_PACKAGE_COLD:-0}" = 1 ] || [ -f "$package_cache/toolchain-sid/.gyrogate-recipe" ]; }; then
@@ -65,8 +73,6 @@ if [ "$(id -u)" = 0 ] && [ "${GYROGATE_ARM64_PREBUILD:-}" != 0 ] && { [ "${CI:-}
     step "the arm64 package and root, in the background (log: $GYROGATE_ARM64_PREBUILD/log)"
     setsid nice -n 19 bash Tests/Deploy/arm64-prebuild.sh "$GYROGATE_ARM64_PREBUILD" >/dev/null 2>&1 </dev/null &
     arm64_prebuild_pid=$!
-    # Ended with the suite when the suite ends first (a failure before test_package.sh).
-    trap '[ -f "$GYROGATE_ARM64_PREBUILD/rc" ] || kill -- -"$arm64_prebuild_pid" 2>/dev/null' EXIT
 fi
 
 step "building (debug, with tests)"
@@ -81,6 +87,30 @@ step "the gateway links no full Foundation"
 if ldd .build/debug/gyrogate | grep -E 'lib(Foundation|FoundationInternationalization|_FoundationICU|FoundationNetworking)\.so'; then
     echo "gyrogate links full Foundation (see the libraries above): use FoundationEssentials"; exit 1
 fi
+
+# The suite's last builds (the amd64 package, the fuzzers, ThreadSanitizer's build) start here, in
+# the background at the lowest CPU priority (Tests/background-builds.sh), one after another: they
+# fill the CPU that the VM, the reliability suite and the fleet leave idle while they wait on
+# timers and sockets, and the steps that use them wait for them (wait_background).
+GYROGATE_BACKGROUND_BUILDS=$(mktemp -d)
+export GYROGATE_BACKGROUND_BUILDS
+step "the amd64 package, the fuzzers and the ThreadSanitizer build, in the background (logs: $GYROGATE_BACKGROUND_BUILDS)"
+setsid nice -n 19 bash Tests/background-builds.sh "$GYROGATE_BACKGROUND_BUILDS" >/dev/null 2>&1 </dev/null &
+background_pid=$!
+# wait_background NAME: waits (at normal priority meanwhile) for a background build; prints its
+# log and fails when it failed.
+wait_background() {
+    local name=$1 t0=$SECONDS group
+    group=$(cat "$GYROGATE_BACKGROUND_BUILDS/pgid" 2>/dev/null)
+    [ -z "$group" ] || renice -n 0 -g "$group" >/dev/null 2>&1 || true
+    while [ ! -f "$GYROGATE_BACKGROUND_BUILDS/$name.rc" ]; do sleep 2; done
+    [ -z "$group" ] || renice -n 19 -g "$group" >/dev/null 2>&1 || true
+    echo "(the $name build, made in the background: waited $((SECONDS - t0)) s for it)"
+    [ "$(cat "$GYROGATE_BACKGROUND_BUILDS/$name.rc")" = 0 ] && return 0
+    grep -vE '^\[[0-9]+/[0-9]+\]' "$GYROGATE_BACKGROUND_BUILDS/$name.log" | tail -80
+    echo "the $name build failed (above; its log: $GYROGATE_BACKGROUND_BUILDS/$name.log)"
+    return 1
+}
 
 # BlueZ's headers declare the kernel's HCI socket ABI; its library is GPL and must not be linked.
 step "the gateway links no libbluetooth (headers only)"
@@ -207,14 +237,13 @@ timeout 300 .venv/bin/python Tests/Browser/liveview_test.py --gateway "$PWD/.bui
 # the admin request head, the config loader): built with -sanitize=fuzzer,address, a brief run
 # of each from its committed seed corpus. Tests/Fuzz/run.sh --runs 2000000 is the long run.
 step "fuzzing the parsers briefly (libFuzzer)"
-bash Tests/Fuzz/run.sh || exit 1
+wait_background fuzz || exit 1
+bash Tests/Fuzz/run.sh --no-build || exit 1
 
 # The publisher bridges libmosquitto's network thread, the store's reader threads and an actor;
 # ThreadSanitizer checks that bridge (and the store) for data races while its tests run.
 step "building and running the publisher's and the store's tests under ThreadSanitizer"
-swift build --build-tests --sanitize=thread --scratch-path .build-tsan 2>&1 | grep -vE '^\[[0-9]+/[0-9]+\]'
-build=${PIPESTATUS[0]}
-[ "$build" = 0 ] || { echo "ThreadSanitizer build failed ($build)"; exit "$build"; }
+wait_background tsan || exit 1
 swift test --skip-build --disable-swift-testing --sanitize=thread --scratch-path .build-tsan \
     --filter 'MQTTPublisherTests|GyroStoreTests' 2>&1 | grep -vE "^Test Case '.*' (started|passed)"
 tsan=${PIPESTATUS[0]}

@@ -67,6 +67,8 @@ public struct CaptureCounters: Sendable, Equatable, Codable {
     public var chunksClosed: Int64 = 0
     public var sessionsStarted: Int64 = 0
     public var sessionsClosed: Int64 = 0
+    /// Sessions continued here after another gateway of a fleet (or this one) released them.
+    public var sessionsAdopted: Int64 = 0
     /// Samples stored into gaps from the sensors' own logs.
     public var backfilledSamples: Int64 = 0
     /// Samples not kept because the disk was full (recorded as `storeFull` gaps when they arrived).

@@ -23,6 +23,9 @@ public enum GapReason: Sendable, Hashable, RawRepresentable, Codable, CustomStri
     case gatewayRestarted
     /// The board's initialisation failed and had to be made again.
     case initialisationFailed
+    /// The board moved between gateways of a fleet: the samples it produced after the last one
+    /// the previous gateway received and before this one's first (`SessionHandoff`).
+    case handedOver
     /// Captured and stored, then evicted unpublished by retention because the store reached its
     /// size limit or the disk filled; or, while the disk was full and commits failed, never stored.
     case storeFull
@@ -37,6 +40,7 @@ public enum GapReason: Sendable, Hashable, RawRepresentable, Codable, CustomStri
         case "reinitialised": self = .reinitialised
         case "gateway restarted": self = .gatewayRestarted
         case "initialisation failed": self = .initialisationFailed
+        case "handed over": self = .handedOver
         case "storeFull": self = .storeFull
         default:
             if rawValue.hasPrefix(Self.disconnectedPrefix), rawValue.hasSuffix(")"), rawValue.count > Self.disconnectedPrefix.count {
@@ -56,6 +60,7 @@ public enum GapReason: Sendable, Hashable, RawRepresentable, Codable, CustomStri
         case .reinitialised: "reinitialised"
         case .gatewayRestarted: "gateway restarted"
         case .initialisationFailed: "initialisation failed"
+        case .handedOver: "handed over"
         case .storeFull: "storeFull"
         case .other(let text): text
         }

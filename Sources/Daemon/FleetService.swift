@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Capture
 import Fleet
 import GatewayConfig
 import JSON
@@ -8,8 +9,21 @@ import PosixThreads
 import Sensors
 import ServiceLifecycle
 
-/// The sensors ask the fleet's coordinator before connecting (its methods are the protocol's).
-extension FleetCoordinator: ConnectionClaims {}
+/// The sensors ask the fleet's coordinator before connecting (its methods are the protocol's);
+/// session hand-offs cross it as documents.
+extension FleetCoordinator: ConnectionClaims {
+    public func release(_ address: String, _ handoff: SessionHandoff) {
+        release(address, session: handoff.session.id, payload: handoff.encoded())
+    }
+
+    public func handoff(for address: String) async -> SessionHandoff? {
+        guard let payload = await handoffPayload(for: address) else { return nil }
+        do { return try SessionHandoff(parsing: payload, device: address) } catch {
+            unusableHandoff("\(error)")
+            return nil
+        }
+    }
+}
 
 /// A fleet of gateways (the `fleet` section): the coordinator that decides, and the MQTT channel
 /// that carries every gateway's report. Runs until graceful shutdown; then, after the sensors
@@ -23,7 +37,7 @@ struct FleetService: Service {
     let settle: Duration
 
     /// The coordinator and its channel for `configuration`; nil without a `fleet` section.
-    static func make(_ configuration: GatewayConfiguration, logger: Logger) throws -> FleetService? {
+    static func make(_ configuration: GatewayConfiguration, publisher: MQTTPublisher, logger: Logger) throws -> FleetService? {
         guard let settings = configuration.fleet else { return nil }
         let pending = LockedState<FleetChannel?>(nil)
         let coordinator = FleetCoordinator(gateway: configuration.gatewayId, slots: configuration.bluetooth.maxSensors, logger: logger,
@@ -32,12 +46,15 @@ struct FleetService: Service {
         }
         let handlers = FleetChannel.Handlers(
             connected: { up in Task { await coordinator.channel(up: up) } },
-            report: { gateway, payload in Task { await coordinator.received(topicGateway: gateway, payload: payload) } })
+            report: { gateway, payload in Task { await coordinator.received(topicGateway: gateway, payload: payload) } },
+            handoff: { sensor, payload in Task { await coordinator.receivedHandoff(sensor: sensor, payload: payload) } })
         guard let channel = try FleetChannel(configuration: PublisherConfiguration(configuration), keepAliveSeconds: settings.keepAliveSeconds,
                                              will: coordinator.will, handlers: handlers, logger: logger) else {
             throw FleetSetupError("no MQTT client for the fleet's coordination (libmosquitto could not allocate one)")
         }
         pending.withLock { $0 = channel }
+        let prefix = PublisherConfiguration(configuration).topicPrefix
+        Task { await coordinator.useHandoffTransport(Self.handoffTransport(publisher, prefix: prefix)) }
         channel.publish(FleetReport(gateway: configuration.gatewayId, freeSlots: configuration.bluetooth.maxSensors).encoded())
         return FleetService(coordinator: coordinator, channel: channel,
                             settle: .seconds(settings.scanEverySeconds) + .milliseconds(settings.scanForMs + 500))
@@ -57,6 +74,20 @@ struct FleetService: Service {
         }
     }
 
+    /// Hand-offs on the publisher's connection, behind its outbox (``HandoffTransport``): tried
+    /// again for a minute while the broker is away.
+    static func handoffTransport(_ publisher: MQTTPublisher, prefix: String) -> HandoffTransport {
+        HandoffTransport(outboxDelivered: { await publisher.waitUntilIdle() }) { sensor, payload in
+            let topic = FleetChannel.handoffTopic(prefix: prefix, sensor: sensor)
+            for _ in 0..<60 {
+                if await publisher.publishDirect(topic: topic, payload: payload, retain: true) { return true }
+                try? await Task.sleep(for: .seconds(1))
+                await publisher.waitUntilIdle()
+            }
+            return false
+        }
+    }
+
     /// The admin status's `fleet` object.
     func status(sensors: [String]) async -> JSONValue {
         let status = await coordinator.status(sensors: sensors)
@@ -65,7 +96,8 @@ struct FleetService: Service {
             "gateways": .array(status.gateways.map { report in
                 ["gateway": .string(report.gateway), "online": .bool(report.online), "freeSlots": report.freeSlots.jsonValue,
                  "holding": .array(report.holding.sorted().map(JSONValue.string)),
-                 "hears": .object(report.hears.mapValues { $0.jsonValue })]
+                 "hears": .object(report.hears.mapValues { $0.jsonValue }),
+                 "handing": .object(report.handing.mapValues(JSONValue.string))]
             }),
             "sensors": .object(status.sensors.mapValues { decision in
                 ["owner": decision.owner.jsonValue, "reason": .string(decision.reason)]

@@ -39,7 +39,7 @@ public struct GatewayDaemon: Sendable {
                                 renderer: DocumentRenderer(location: configuration.location.map { ($0.latitude, $0.longitude) }),
                                 logger: logger, now: { GatewayClock.process.timeline() * 1000 }, clock: GatewayClock.process,
                                 onCommit: { publisher.outboxChanged() })
-        let fleet = try FleetService.make(configuration, logger: logger)
+        let fleet = try FleetService.make(configuration, publisher: publisher, logger: logger)
         self.fleet = fleet
         sensors = SensorFleet(configuration, engine: capture, claims: fleet?.coordinator, logger: logger)
         adminProviders = .daemon(publisher: publisher, sensors: sensors, controller: controller, transport: configuration.bluetooth.transport.description)

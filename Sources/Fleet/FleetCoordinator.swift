@@ -27,6 +27,10 @@ public actor FleetCoordinator {
     /// after each connection, while every gateway's first reports arrive (``start(settle:)``).
     private var settling: (until: ContinuousClock.Instant, reason: String)?
     private var settle: Duration = .zero
+    /// The last session hand-off seen for each sensor (published by any gateway, this one
+    /// included, and not yet taken), and how hand-offs reach the broker (FleetCoordinator+Handoff).
+    var handoffs: [String: Handoff] = [:]
+    var handoffTransport: HandoffTransport?
 
     public init(gateway: String, slots: Int, logger: Logger, now: @escaping @Sendable () -> Double,
                 publish: @escaping @Sendable ([UInt8]) -> Void) {
@@ -150,7 +154,7 @@ public actor FleetCoordinator {
 
     // MARK: -
 
-    private func send() {
+    func send() {
         mine.atMs = now()
         publish(mine.encoded())
     }
@@ -171,7 +175,7 @@ public actor FleetCoordinator {
         wake()
     }
 
-    private func wake() {
+    func wake() {
         version &+= 1
         let waiting = waiters
         waiters.removeAll()

@@ -14,15 +14,19 @@ public struct FleetReport: Sendable, Equatable {
     public var holding: Set<String>
     /// Sensors heard advertising at the last scan, with their RSSI (dBm).
     public var hears: [String: Int]
+    /// Sensors whose link to this gateway ended with a session open, which this gateway handed
+    /// on (or is about to): sensor to session id, until a gateway takes the hand-off.
+    public var handing: [String: String]
 
     public init(gateway: String, online: Bool = true, atMs: Double = 0, freeSlots: Int = 0,
-                holding: Set<String> = [], hears: [String: Int] = [:]) {
+                holding: Set<String> = [], hears: [String: Int] = [:], handing: [String: String] = [:]) {
         self.gateway = gateway
         self.online = online
         self.atMs = atMs
         self.freeSlots = freeSlots
         self.holding = holding
         self.hears = hears
+        self.handing = handing
     }
 
     /// The retained document.
@@ -31,6 +35,7 @@ public struct FleetReport: Sendable, Equatable {
             "gateway": .string(gateway), "online": .bool(online), "atMs": .integer(Int64(atMs)),
             "freeSlots": .integer(Int64(freeSlots)), "holding": .array(holding.sorted().map(JSONValue.string)),
             "hears": .object(hears.mapValues { .integer(Int64($0)) }),
+            "handing": .object(handing.mapValues(JSONValue.string)),
         ])
         return object.encoded()
     }
@@ -60,8 +65,15 @@ public struct FleetReport: Sendable, Equatable {
             guard let address = value.string else { throw .badReport(gateway: gateway, "\"holding\" has \(value.text), not an address") }
             holding.insert(address)
         }
+        var handing: [String: String] = [:]
+        for (address, value) in object["handing"]?.object ?? [:] {
+            guard let session = value.string, !session.isEmpty else {
+                throw .badReport(gateway: gateway, "hands on \(address) with \(value.text), not a session id")
+            }
+            handing[address] = session
+        }
         self.init(gateway: gateway, online: online, atMs: object["atMs"]?.double ?? 0,
-                  freeSlots: max(0, object["freeSlots"]?.int ?? 0), holding: holding, hears: hears)
+                  freeSlots: max(0, object["freeSlots"]?.int ?? 0), holding: holding, hears: hears, handing: handing)
     }
 }
 

@@ -107,6 +107,16 @@ extension GyroStore {
                     chunkIds = '', accelChunkIds = '';
                 """)
         }
+        // The chunks a session had before this gateway adopted it from another gateway of a
+        // fleet (their documents were published there): written once, at the adoption, and
+        // listed before the session's own chunks (SessionRecord+Rows). A table of its own, so
+        // that the session's row, rewritten at every chunk close, stays small.
+        migrator.register("v10-inherited-chunks") { db in
+            try db.execute("""
+                CREATE TABLE sessionInherited (sessionId TEXT PRIMARY KEY REFERENCES session(id) ON DELETE CASCADE,
+                                               gyro TEXT NOT NULL, accel TEXT NOT NULL)
+                """)
+        }
         return migrator
     }
 }

@@ -20,10 +20,15 @@ extension GyroStore {
                        [reset.device, Int(reset.resetUID), reset.resetTime])
         }
         for session in changes.sessions { try session.upsert(db) }
+        for lists in changes.inherited {
+            try db.run("INSERT OR REPLACE INTO sessionInherited (sessionId, gyro, accel) VALUES (?, ?, ?)",
+                       [lists.sessionId, lists.gyro.joined(separator: ","), lists.accelerometer.joined(separator: ",")])
+        }
         // After the renamed sessions' new rows (a chunk must name an existing session), before
         // the old rows go (deleting a session deletes its chunks).
         for rename in changes.renames {
             try db.run("UPDATE chunk SET sessionId = ? WHERE sessionId = ?", [rename.to, rename.from])
+            try db.run("UPDATE sessionInherited SET sessionId = ? WHERE sessionId = ?", [rename.to, rename.from])
             try db.run("DELETE FROM session WHERE id = ?", [rename.from])
         }
         for chunk in changes.chunks { try chunk.upsert(db) }

@@ -6,13 +6,13 @@ import CaptureValues
 /// Read with the JSON module's parser rather than Foundation's JSONDecoder: nothing else in a
 /// running gateway uses JSONDecoder, and its code would be mapped into every gateway's memory
 /// for these few bytes per session.
-enum JSONColumn {
-    static func text(_ hazards: [String: Int]) -> String {
+public enum JSONColumn {
+    public static func text(_ hazards: [String: Int]) -> String {
         guard !hazards.isEmpty else { return "{}" }
         return text(.object(hazards.mapValues { $0.jsonValue }))
     }
 
-    static func text(_ gaps: [GapRange]) -> String {
+    public static func text(_ gaps: [GapRange]) -> String {
         guard !gaps.isEmpty else { return "[]" }
         return text(.array(gaps.map { gap in
             [
@@ -23,7 +23,7 @@ enum JSONColumn {
         }))
     }
 
-    static func hazards(_ text: String?) throws(JSONError) -> [String: Int] {
+    public static func hazards(_ text: String?) throws(JSONError) -> [String: Int] {
         guard let object = try value(text, column: "hazards").object else {
             throw JSONError("the hazards column is not a JSON object")
         }
@@ -35,7 +35,7 @@ enum JSONColumn {
         return counts
     }
 
-    static func gaps(_ text: String?) throws(JSONError) -> [GapRange] {
+    public static func gaps(_ text: String?) throws(JSONError) -> [GapRange] {
         guard let items = try value(text, column: "gaps").array else {
             throw JSONError("the gaps column is not a JSON array")
         }

@@ -59,6 +59,19 @@ extension SessionRecord {
         chunkIds = chunks.filter { $0.stream != "accelerometer" }.map(\.id)
         accelChunkIds = chunks.filter { $0.stream == "accelerometer" }.map(\.id)
         unreadChunks = 0
+        // A session adopted from another gateway lists that gateway's chunks first; those of its
+        // own that were among them (it held the session before) are listed once, in place.
+        if let inherited = try db.first("SELECT gyro, accel FROM sessionInherited WHERE sessionId = ?", [id], {
+            (try $0.text(0), try $0.text(1))
+        }) {
+            func merged(_ text: String, _ own: [String]) -> [String] {
+                let before = text.split(separator: ",").map(String.init)
+                let listed = Set(before)
+                return before + own.filter { !listed.contains($0) }
+            }
+            chunkIds = merged(inherited.0, chunkIds)
+            accelChunkIds = merged(inherited.1, accelChunkIds)
+        }
     }
 
     /// Writes the row, inserting it or replacing every column that can change, through one

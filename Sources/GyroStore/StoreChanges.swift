@@ -76,12 +76,14 @@ public struct StoreChanges: Sendable {
     public var deletions: [DocumentPath] = []
     public var deletedSessionIds: [String] = []
     public var resetTimes: [BoardResetTime] = []
+    /// Chunk lists sessions adopted from another gateway came with (written after `sessions`).
+    public var inherited: [InheritedChunks] = []
 
     public init() {}
 
     public var isEmpty: Bool {
         renames.isEmpty && resetTimes.isEmpty && sessions.isEmpty && chunks.isEmpty && samples.isEmpty && closedChunkIds.isEmpty && documents.isEmpty
-            && deletions.isEmpty && deletedSessionIds.isEmpty
+            && deletions.isEmpty && deletedSessionIds.isEmpty && inherited.isEmpty
     }
 
     /// Whether applying these changes adds outbox rows: each document written or deleted has one.
@@ -100,5 +102,20 @@ public struct StoreChanges: Sendable {
         documents += later.documents
         deletions += later.deletions
         deletedSessionIds += later.deletedSessionIds
+        inherited += later.inherited
+    }
+}
+
+/// The chunks a session listed when this gateway adopted it from another gateway of a fleet:
+/// published there, listed here before the session's own (``SessionRecord/chunkIds``).
+public struct InheritedChunks: Sendable, Equatable {
+    public var sessionId: String
+    public var gyro: [String]
+    public var accelerometer: [String]
+
+    public init(sessionId: String, gyro: [String], accelerometer: [String]) {
+        self.sessionId = sessionId
+        self.gyro = gyro
+        self.accelerometer = accelerometer
     }
 }

@@ -22,9 +22,13 @@ public final class FleetChannel: @unchecked Sendable {
         public var connected: @Sendable (Bool) -> Void
         /// A report of the gateway named by the topic's last level (an empty payload: removed).
         public var report: @Sendable (_ gateway: String, _ payload: [UInt8]) -> Void
-        public init(connected: @escaping @Sendable (Bool) -> Void, report: @escaping @Sendable (String, [UInt8]) -> Void) {
+        /// A session hand-off for the sensor named by the topic's last level (empty: taken).
+        public var handoff: @Sendable (_ sensor: String, _ payload: [UInt8]) -> Void
+        public init(connected: @escaping @Sendable (Bool) -> Void, report: @escaping @Sendable (String, [UInt8]) -> Void,
+                    handoff: @escaping @Sendable (String, [UInt8]) -> Void = { _, _ in }) {
             self.connected = connected
             self.report = report
+            self.handoff = handoff
         }
     }
 
@@ -43,11 +47,17 @@ public final class FleetChannel: @unchecked Sendable {
     let logger: Logger
     /// `<prefix>gyrogate/fleet/`: each gateway's report is at `topicRoot + gatewayId`.
     public let topicRoot: String
+    /// Under `topicRoot`, the level of session hand-offs: `…/fleet/handoff/<sensor>` (published
+    /// by the releasing gateway's publisher, after its outbox).
+    public static let handoffLevel = "handoff/"
+    /// The topic of `sensor`'s session hand-off.
+    public static func handoffTopic(prefix: String, sensor: String) -> String { prefix + "gyrogate/fleet/" + handoffLevel + sensor }
     let handle: OpaquePointer
     let context: Unmanaged<Context>
     /// The report to keep retained, and whether the thread should end (after sending `latest`).
     private let state = LockedState((latest: [UInt8]?.none, connected: false, stopping: false, lastMid: Int32(-1), acked: Int32(-1)))
     private let running = DispatchGroup()
+    private let sending = LockedState(())
 
     public init?(configuration: PublisherConfiguration, keepAliveSeconds: Int, will: [UInt8], handlers: Handlers,
                  logger: Logger) throws(MQTTError) {
@@ -90,6 +100,7 @@ public final class FleetChannel: @unchecked Sendable {
                 return
             }
             mosquitto_subscribe(handle, nil, context.topicRoot + "+", 1)
+            mosquitto_subscribe(handle, nil, context.topicRoot + FleetChannel.handoffLevel + "+", 1)
             context.channel?.connected(true)
         }
         mosquitto_message_callback_set(handle) { _, userdata, message in
@@ -97,11 +108,13 @@ public final class FleetChannel: @unchecked Sendable {
             guard let message, let topicPointer = message.pointee.topic else { return }
             let topic = String(cString: topicPointer)
             guard topic.hasPrefix(context.topicRoot) else { return }
-            let gateway = String(topic.dropFirst(context.topicRoot.count))
-            guard !gateway.isEmpty, !gateway.contains("/") else { return }
+            var name = Substring(topic.dropFirst(context.topicRoot.count))
+            let isHandoff = name.hasPrefix(FleetChannel.handoffLevel)
+            if isHandoff { name = name.dropFirst(FleetChannel.handoffLevel.count) }
+            guard !name.isEmpty, !name.contains("/") else { return }
             let length = Int(max(0, message.pointee.payloadlen))
             let payload = message.pointee.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: length)) } ?? []
-            context.handlers.report(gateway, payload)
+            if isHandoff { context.handlers.handoff(String(name), payload) } else { context.handlers.report(String(name), payload) }
         }
         mosquitto_publish_callback_set(handle) { _, userdata, mid in
             Unmanaged<Context>.fromOpaque(userdata!).takeUnretainedValue().channel?.acknowledged(mid)
@@ -110,11 +123,8 @@ public final class FleetChannel: @unchecked Sendable {
 
     /// Keeps `report` retained as this gateway's; sent now when connected, else at the next connection.
     public func publish(_ report: [UInt8]) {
-        let connected = state.withLock { state -> Bool in
-            state.latest = report
-            return state.connected
-        }
-        if connected { send(report) }
+        state.withLock { $0.latest = report }
+        sendLatest()
     }
 
     /// Starts the connection's thread.
@@ -140,7 +150,7 @@ public final class FleetChannel: @unchecked Sendable {
             return state.connected
         }
         // Not connected: a loop waiting for CONNACK is woken by the DISCONNECT.
-        if connected { send(final) } else { mosquitto_disconnect(handle) }
+        if connected { sendLatest() } else { mosquitto_disconnect(handle) }
         // A thread still inside a blocking connect (a broker that drops SYNs) ends when the
         // connect gives up; shutdown does not wait for that. The handle is then left to the exit.
         guard running.wait(timeout: .now() + 3) == .success else {
@@ -210,12 +220,9 @@ public final class FleetChannel: @unchecked Sendable {
     private var stopping: Bool { state.withLock { $0.stopping } }
 
     fileprivate func connected(_ up: Bool) {
-        let latest = state.withLock { state -> [UInt8]? in
-            state.connected = up
-            return state.latest
-        }
+        state.withLock { $0.connected = up }
+        if up { sendLatest() }
         context.takeUnretainedValue().handlers.connected(up)
-        if up, let latest { send(latest) }
     }
 
     fileprivate func refused(_ rc: Int32) {
@@ -226,6 +233,16 @@ public final class FleetChannel: @unchecked Sendable {
 
     fileprivate func acknowledged(_ mid: Int32) {
         state.withLock { $0.acked = mid }
+    }
+
+    /// Sends the newest report when connected. Sends are serialised and each takes the report
+    /// current when it runs, so the broker's retained report is never an older one sent late
+    /// (a connection's first send racing a publish of a newer report).
+    private func sendLatest() {
+        sending.withLock { _ in
+            let (latest, connected) = state.withLock { ($0.latest, $0.connected) }
+            if connected, let latest { send(latest) }
+        }
     }
 
     private func send(_ report: [UInt8]) {

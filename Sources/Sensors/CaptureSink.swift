@@ -22,11 +22,30 @@ public protocol CaptureSink: Sendable {
     /// Closes the sensor's open session, if any, for `reason`: another gateway of a fleet now
     /// captures the board, and its samples go into a session there.
     func closeSession(device: String, reason: String) async
+    /// Releases the device's open session for the gateway that connects to the board next
+    /// (`CaptureEngine.releaseSession(device:gateway:)`); nil when none is open.
+    func handOffSession(device: String, gateway: String) async throws -> SessionHandoff?
+    /// Takes a released session: continues it, or closes it at its last sample when it waited
+    /// longer than a session may stay idle. Returns whether it continues.
+    func continueSession(_ handoff: SessionHandoff) async throws -> Bool
 }
 
 extension CaptureEngine: CaptureSink {
     public func closeSession(device: String, reason: String) async {
         _ = try? await stopSession(device: device, reason: reason)
+    }
+
+    public func handOffSession(device: String, gateway: String) async throws -> SessionHandoff? {
+        try await releaseSession(device: device, gateway: gateway)
+    }
+
+    public func continueSession(_ handoff: SessionHandoff) async throws -> Bool {
+        if handoffExpired(handoff) {
+            try await closeHandedOver(handoff)
+            return false
+        }
+        try await adoptSession(handoff)
+        return true
     }
 }
 

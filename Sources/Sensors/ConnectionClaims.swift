@@ -1,3 +1,6 @@
+import Capture
+import CaptureValues
+
 /// Whether this gateway should connect to a sensor now: the sensors' view of a fleet of
 /// gateways sharing the boards. The daemon implements it with the fleet's coordinator; without a
 /// fleet there is none and every configured sensor is tried.
@@ -18,6 +21,19 @@ public protocol ConnectionClaims: Sendable {
     /// Whether a scan could tell the fleet anything: some of `sensors` is held by no gateway (a
     /// held board does not advertise). In the steady state nothing is, and nothing is scanned.
     func wantsSightings(of sensors: Set<String>) async -> Bool
+    /// This gateway's name in the fleet: a hand-off says who released it.
+    var gateway: String { get }
+    /// Whether a session whose link ends is handed on (the fleet's coordination is connected);
+    /// otherwise it stays open here, as on a lone gateway, until the board comes back.
+    func handsOffSessions() async -> Bool
+    /// The link to `address` ended and its session was released: the fleet passes `handoff` to
+    /// whichever gateway connects to the board next, and no longer reports the sensor held.
+    func release(_ address: String, _ handoff: SessionHandoff) async
+    /// Right after connecting to `address`: the session to continue, if one was released for
+    /// it, waiting a few seconds for one that a gateway of the fleet says is on its way.
+    func handoff(for address: String) async -> SessionHandoff?
+    /// The hand-off for `address` was taken here (continued, or closed): the fleet clears it.
+    func tookHandoff(_ address: String, session: String) async
 }
 
 extension SensorSupervisor {
@@ -40,7 +56,8 @@ extension SensorSupervisor {
         return .cancelled
     }
 
-    /// The board streams to another gateway now: the session open here ends with this gateway's
+    /// The board streams to another gateway now, and a session of it is still open here (not
+    /// released when its link ended: the coordination was away then): it ends with this gateway's
     /// last sample (every sample handed over first), so that a user has one open session, at the
     /// gateway that captures them. Once per hand-over.
     private func handOver(_ reason: String) async {
@@ -87,6 +104,44 @@ extension SensorSupervisor {
         case .failed(let error): throw error
         case .taken(let reason): throw FleetTaken(reason: reason)
         }
+    }
+
+    /// The link ended: in a coordinated fleet the session open here is released to whichever
+    /// gateway connects to the board next, this one included, with every sample handed to the
+    /// engine first. A gateway that is stopping keeps it (its restart continues or closes it).
+    func releaseSession() async {
+        guard let claims = settings.claims, !Task.isCancelled, await claims.handsOffSessions() else { return }
+        await drainFeed()
+        do {
+            guard let handoff = try await engine.handOffSession(device: identity.device, gateway: claims.gateway) else { return }
+            linkedSinceHandOver = false
+            await claims.release(address, handoff)
+        } catch {
+            logger.error("the session could not be released to the fleet; it stays open here", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Connected: continues the session the fleet handed over for the board, if any. Its streams
+    /// go on at the hand-off's indices (``continuation``), the samples in between a
+    /// `handedOver` gap; trackers of an earlier link here do not count them.
+    func takeHandoff() async {
+        guard let claims = settings.claims, let handoff = await claims.handoff(for: address) else { return }
+        do {
+            let continues = try await engine.continueSession(handoff)
+            await claims.tookHandoff(address, session: handoff.session.id)
+            guard continues else { return }
+        } catch {
+            logger.error("the session handed over could not be continued here", metadata: [
+                "session": "\(handoff.session.id)", "error": "\(error)"])
+            return
+        }
+        trackers = StreamTrackers()
+        continuation = await engine.continuation(device: identity.device, stream: .gyro)
+        accelerometerContinuation = await engine.continuation(device: identity.device, stream: .accelerometer)
+        continuationReason = .handedOver
+        current.lastSampleMs = continuation?.lastMs ?? current.lastSampleMs
+        linkedSinceHandOver = true
+        logger.notice("continuing a session handed over", metadata: ["session": "\(handoff.session.id)", "from": "\(handoff.from)"])
     }
 
     /// Tells the fleet, if any, that the sensor's link began or ended.

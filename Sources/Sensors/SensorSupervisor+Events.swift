@@ -114,7 +114,8 @@ extension SensorSupervisor {
         var tracker = StreamTracker(odrHz: stream.odrHz, decoder: stream.decoder, confirmationWindow: settings.gapConfirmation.seconds,
                                     warmUpWindow: settings.warmUp.seconds,
                                     stampResolution: stream.boardTime ? Logging.tickMilliseconds / 1000 : 0)
-        let reason = GapReason.gatewayRestarted
+        let reason = continuationReason
+        if continuation == nil, accelerometerContinuation == nil { continuationReason = .gatewayRestarted }
         let last = resume.lastMs / 1000
         guard stream.boardTime, restart.staleDelivered, let first = stale.first else {
             // Stale samples reached no tracker: the stream ran at most until the stop.

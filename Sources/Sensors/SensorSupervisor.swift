@@ -78,6 +78,9 @@ public actor SensorSupervisor {
     /// stream of that run.
     var continuation: (nextIndex: Int64, lastMs: Double)?
     var accelerometerContinuation: (nextIndex: Int64, lastMs: Double)?
+    /// What the samples between the continued session's last one and the first of this link are
+    /// missing for: a restart of this gateway, or a hand-over from another (``takeHandoff()``).
+    var continuationReason = GapReason.gatewayRestarted
     var staleBeforePlan: [(samples: RawTriples, arrival: Double)] = []
     /// Whether the gyro tracker released samples since the streams (re)started, and who waits for it.
     var releasedSinceRestart = false
@@ -189,6 +192,7 @@ public actor SensorSupervisor {
             return false
         }
         await claimLink(true)
+        await takeHandoff()
         if connectedOnce { current.reconnects += 1 }
         lastSampleBeforeConnect = current.lastSampleMs ?? continuation?.lastMs
         connectedOnce = true
@@ -255,6 +259,7 @@ public actor SensorSupervisor {
         flushTrackers()
         await link.disconnect()
         _ = await watcher.value
+        await releaseSession()
         await claimLink(false)
         // Cancelled because the controller went away (the link went down first, so its reason is
         // kept): the next run, on a new controller, names the gap of the interruption with it.

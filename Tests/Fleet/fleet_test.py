@@ -14,9 +14,13 @@ Checks, each printed PASS/FAIL:
 5. With --moves K: every --move-every seconds each board walks out of its holder's range into
    another's, K times, while a subscriber takes every chunk: each board is captured again within
    the bound after each move, a board is never streaming to two gateways, and no sample (board,
-   timestamp) is in the chunks of two gateways. The samples produced between a board's last chunk
-   at one gateway and its first at the next are counted and printed: not yet recorded as a gap
-   of one continuing session (docs/architecture.md, "A fleet of gateways").
+   timestamp) is in the chunks of two gateways.
+6. Sessions across gateways (docs/architecture.md, "Sessions across gateways"): a board's open
+   session continues at the gateway that captures it next, as the same records document for the
+   same user; over MQTT each board has one records document through all its moves, listing every
+   chunk published for it, and its samples between two gateways a `handed over` gap; across the
+   fleet's stores (read with `gyrogate store dump`) every session's last row counts exactly the
+   samples its chunks hold, wherever they are, and `expected - samples == sum(gaps)` in every row.
 
 Usage: fleet_test.py --gateway .build/debug/gyrogate [--gateways 3] [--sensors 6] [--moves 9 --move-every 20] [--keep]
 """
@@ -173,10 +177,71 @@ def moving_phase(peer: FleetPeer, gateways: list, addresses: list[str], args, mq
             if points.setdefault(key, topic) != topic:
                 doubled += 1
     check(doubled == 0, f"no sample in the chunks of two sessions: {len(points)} points, {doubled} doubled")
-    print(f"  (moves: samples between one gateway's last chunk and the next one's first are not yet a recorded gap of one session)")
+    session_documents(messages, args)
     check(doubled_open <= 1, f"at the end of each move a board has at most one open session in the fleet (most seen: {doubled_open})")
     check(longest_both <= CONNECT_S, f"two gateways said streaming for one board for at most {longest_both:.1f} s"
                                      f" (one connection attempt: {CONNECT_S:.0f} s)")
+
+
+def session_documents(messages, args) -> None:
+    """Point 6 over MQTT: one records document per board through the moves, its last version
+    listing every chunk published for it, the hand-overs its gaps, its arithmetic whole."""
+    records: dict[str, dict] = {}  # session id -> last records document
+    chunks: dict[str, set[str]] = {}  # session id -> chunk ids published for it
+    for _t, topic, payload in messages:
+        if not payload:
+            continue
+        if topic.startswith("records/"):
+            records[topic.split("/", 1)[1]] = json.loads(payload)
+        elif topic.startswith("realtime_data/"):
+            doc = json.loads(payload)
+            chunks.setdefault(str(doc.get("record")), set()).add(topic.split("/", 1)[1])
+    per_board: dict[str, list[str]] = {}
+    for sid, doc in records.items():
+        per_board.setdefault(str(doc.get("device", "")).upper(), []).append(sid)
+    several = {board: sids for board, sids in per_board.items() if len(sids) > 1}
+    check(len(per_board) == args.sensors and not several,
+          f"one records document per board through {args.moves} moves ({len(per_board)} boards; several: {several or 'none'})")
+    unlisted, handed, bad = [], 0, []
+    for sid, doc in records.items():
+        listed = set(doc.get("gscope_data", [])) | set(doc.get("accel_data", []))
+        if chunks.get(sid, set()) - listed:
+            unlisted.append(f"{sid}: {len(chunks[sid] - listed)} of {len(chunks[sid])} chunks not in the record")
+        handed += sum(1 for gap in doc.get("gaps", []) if gap.get("reason") == "handed over")
+        if doc.get("expected", 0) - doc.get("samples", 0) != rel.gaps_missing(doc.get("gaps")):
+            bad.append(f"{sid}: {doc.get('expected')} - {doc.get('samples')} != {rel.gaps_missing(doc.get('gaps'))}")
+    check(not unlisted, f"each record lists every chunk published for it, whichever gateway published it" + rel.examples(unlisted))
+    check(handed >= args.moves, f"the samples between two gateways are `handed over` gaps of the session ({handed} in all)")
+    check(not bad, f"expected - samples == sum(gaps.missing) in every last records document" + rel.examples(bad))
+
+
+def fleet_record_checks(stores: list, victim: int) -> None:
+    """Point 6 in the stores: a session that crossed gateways has a row in each; the last (the
+    one still open or closed, not released) counts the samples all its chunks hold."""
+    rows: dict[str, list[tuple[int, dict]]] = {}
+    for g, store in enumerate(stores):
+        for s in store.sessions:
+            rows.setdefault(s["id"], []).append((g, s))
+    bad_rows, bad_counts, crossed = [], [], 0
+    for sid, holders in rows.items():
+        for g, s in holders:
+            if s["expected"] - s["samples"] != rel.gaps_missing(s["gaps"]):
+                bad_rows.append(f"gw-{g} {sid}: {s['expected']} - {s['samples']} != {rel.gaps_missing(s['gaps'])}")
+        if len(holders) > 1:
+            crossed += 1
+        current = [(g, s) for g, s in holders if s["isOpen"] or s.get("endMs") is not None]
+        if not current:
+            continue  # released last and not taken (the killed gateway's)
+        g, last = max(current, key=lambda held: held[1]["samples"])
+        if last["isOpen"] and g == victim:
+            continue  # left open by the kill: completed at its next start
+        held = sum(c.count if c.pruned else len(c.points) for st in stores for c in st.chunks_of(sid))
+        if held != last["samples"]:
+            bad_counts.append(f"{sid}: gw-{g}'s row says {last['samples']}, the fleet's chunks hold {held}")
+    check(not bad_rows, f"{len(rows)} sessions in the fleet's stores: expected - samples == sum(gaps.missing) in every row"
+                        + rel.examples(bad_rows))
+    check(not bad_counts, f"{len(rows)} sessions ({crossed} crossed gateways): each session's last row counts the samples"
+                          " of its chunks in all the stores" + rel.examples(bad_counts))
 
 
 def main() -> int:
@@ -235,15 +300,18 @@ def main() -> int:
         # 2. Board 0 walks out of its holder's range, into another's.
         first = holders[0]
         target = (first + 1) % args.gateways
+        session_before = (sensor_states(gateways[first]).get(addresses[0], {}).get("session") or {}).get("id")
         peer.call(cmd="set_range", sensor=0, rssi={str(target): -60})
         moved, seconds = wait_for(lambda: peer.streaming_holders()[0] == target, SCAN_EVERY_S + CONNECT_S + 10)
         check(bool(moved), f"board 0 out of gw-{first}'s range is captured by gw-{target} in {seconds:.1f} s"
                            f" (bound {SCAN_EVERY_S + CONNECT_S + 10:.0f} s)")
         def open_session(g: int, address: str):
-            return sensor_states(gateways[g]).get(address, {}).get("session")
-        closed, seconds = wait_for(lambda: open_session(first, addresses[0]) is None, 15)
-        check(bool(closed), f"gw-{first} closed its session of board 0 once gw-{target} held it ({seconds:.1f} s):"
-                            f" one open session a board, at the gateway that captures it")
+            return (sensor_states(gateways[g]).get(address, {}).get("session") or {}).get("id")
+        continued, seconds = wait_for(lambda: open_session(target, addresses[0]) == session_before
+                                      and open_session(first, addresses[0]) is None, 15)
+        check(bool(continued) and session_before is not None,
+              f"gw-{target} continues board 0's session {session_before} and gw-{first} holds it open no more ({seconds:.1f} s):"
+              f" one open session a board, at the gateway that captures it")
         for i in range(args.sensors):  # back in everyone's range, loudest at its gateway
             peer.call(cmd="set_range", sensor=i, rssi={str(g): (-50 if g == i % args.gateways else -75) for g in range(args.gateways)})
 
@@ -287,9 +355,10 @@ def main() -> int:
             store = rel.read_store(args.gateway, rel.store_path(os.path.join(tmp, f"gw{g}", "data")))
             stores.append(store)
             check(store.integrity == "ok", f"gw-{g}'s store: PRAGMA integrity_check: {store.integrity}")
-            for ok, what in rel.record_checks(store, closed_only=g == victim):
-                check(ok, f"gw-{g}'s store: {what}")
-        fleet_store = rel.Store(integrity="ok", sessions=sorted((s for st in stores for s in st.sessions), key=lambda s: s["startMs"]),
+        fleet_record_checks(stores, victim)
+        # A session that crossed gateways has a row in each of their stores: walked once.
+        unique = {s["id"]: s for st in stores for s in st.sessions}
+        fleet_store = rel.Store(integrity="ok", sessions=sorted(unique.values(), key=lambda s: s["startMs"]),
                                 records={}, chunks=[c for st in stores for c in st.chunks])
         census = rel.census(fleet_store, 100)
         check(census.duplicates == 0 and census.mismatches == 0 and census.backwards_time == 0,

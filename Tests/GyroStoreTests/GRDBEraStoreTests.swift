@@ -111,7 +111,7 @@ final class GRDBEraStoreTests: XCTestCase {
         XCTAssertEqual(resets, [3: 1700000000.25])
 
         let history = try await store.read("reading the migrations") { db in try SchemaMigrator.applied(in: db) }
-        XCTAssertEqual(history, Set(Self.grdbMigrations.map(\.identifier) + ["v6-sample-ring", "v7-dating", "v8-open-and-unpruned-indexes", "v9-chunk-lists-from-chunks"]), "no migration was recorded twice; the ring, the dating and the open rows' indexes added")
+        XCTAssertEqual(history, Set(Self.grdbMigrations.map(\.identifier) + ["v6-sample-ring", "v7-dating", "v8-open-and-unpruned-indexes", "v9-chunk-lists-from-chunks", "v10-inherited-chunks"]), "no migration was recorded twice; the ring, the dating and the open rows' indexes added")
         let integrity = try await store.integrityCheck()
         XCTAssertEqual(integrity, "ok")
     }
@@ -125,7 +125,7 @@ final class GRDBEraStoreTests: XCTestCase {
         let history = try await store.read("reading the migrations") { db in
             try db.all("SELECT identifier FROM grdb_migrations ORDER BY rowid") { try $0.text(0) }
         }
-        XCTAssertEqual(history, Self.grdbMigrations.map(\.identifier) + ["v6-sample-ring", "v7-dating", "v8-open-and-unpruned-indexes", "v9-chunk-lists-from-chunks"])
+        XCTAssertEqual(history, Self.grdbMigrations.map(\.identifier) + ["v6-sample-ring", "v7-dating", "v8-open-and-unpruned-indexes", "v9-chunk-lists-from-chunks", "v10-inherited-chunks"])
         let plan = try await store.queryPlan(GyroStore.outboxPassSQL, arguments: [0, 10])
         XCTAssertTrue(plan.contains { $0.contains("document_path_version") }, "\(plan)")
         try await store.saveBoardResetTime(device: "C8:4B:52:AA:BB:CC", resetUID: 1, resetTime: 1)

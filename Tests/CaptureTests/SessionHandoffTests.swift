@@ -1,0 +1,139 @@
+import Capture
+import CaptureValues
+import Foundation
+import GyroStore
+import TestSupport
+import XCTest
+
+/// A session released by one gateway's engine and adopted by another's, each on its own store:
+/// the same records document goes on, its chunk lists whole in the second store, the samples in
+/// between a gap; a hand-off that waited too long is closed instead; a bad document is refused.
+final class SessionHandoffTests: XCTestCase {
+    let sensor = SensorIdentity(device: "C4:BE:84:00:00:0B", userId: "user-11")
+    let t0 = Date().timeIntervalSince1970 * 1000 - 60_000
+
+    func makeEngine(_ store: GyroStore) -> CaptureEngine {
+        CaptureEngine(store: store, rules: CaptureRules(chunkSize: 10, commitInterval: .seconds(60)),
+                      calendar: PeriodCalendar(timeZone: .utc), logger: testLogger())
+    }
+
+    /// XCTUnwrap takes an autoclosure, which cannot await.
+    func some<T>(_ value: T?, file: StaticString = #filePath, line: UInt = #line) throws -> T {
+        try XCTUnwrap(value, file: file, line: line)
+    }
+
+    func feed(_ engine: CaptureEngine, _ indices: Range<Int64>) async throws {
+        let samples = indices.map { StoredSample(timestampMs: t0 + Double($0) * 10, x: Float($0 % 300), y: 1, z: -1) }
+        try await engine.append(sensor: sensor, stream: .gyro, odrHz: 100, range: 2000, firstIndex: indices.lowerBound,
+                                samples: samples, gapReason: .handedOver)
+    }
+
+    func testAReleasedSessionGoesOnAtTheNextGatewayAsTheSameRecord() async throws {
+        let folders = (try TemporaryDirectory(), try TemporaryDirectory())
+        defer { folders.0.remove(); folders.1.remove() }
+        let storeA = try GyroStore.open(directory: folders.0.path, logger: testLogger())
+        let storeB = try GyroStore.open(directory: folders.1.path, logger: testLogger())
+        let (a, b) = (makeEngine(storeA), makeEngine(storeB))
+        let started = try await a.startSession(sensor: sensor, atMs: t0)
+        try await feed(a, 0..<25)
+        let handoff = try some(try await a.releaseSession(device: sensor.device, gateway: "gw-a"))
+        XCTAssertEqual(handoff.session.id, started.id)
+        XCTAssertEqual(handoff.session.chunkIds.count, 3, "the open chunk of 5 closed at the release")
+        XCTAssertEqual(handoff.streams[.gyro]?.nextIndex, 25)
+        XCTAssertEqual(handoff.streams[.gyro]?.lastSeq, 2)
+        let openAtA = await a.openSessions()
+        XCTAssertTrue(openAtA.isEmpty, "A writes the session no more")
+        let rowAtA = try await storeA.session(id: started.id)
+        XCTAssertEqual(rowAtA?.isOpen, false)
+        XCTAssertNil(rowAtA?.endMs, "released, not ended")
+        let recovered = try await makeEngine(storeA).recover()
+        XCTAssertTrue(recovered.isEmpty, "a restart of A does not close nor continue a released session")
+
+        // Through its document, as it crosses the broker.
+        let carried = try SessionHandoff(parsing: handoff.encoded(), device: sensor.device)
+        XCTAssertEqual(carried, handoff)
+        try await b.adoptSession(carried)
+        try await feed(b, 40..<52)  // 15 samples produced while the board moved
+        try await b.stopSession(device: sensor.device)
+
+        let record = try some(try await storeB.session(id: started.id))
+        XCTAssertEqual(record.samples, 37)
+        XCTAssertEqual(record.expected, 52)
+        XCTAssertEqual(record.gaps.map(\.missing), [15])
+        XCTAssertEqual(record.gaps.first?.reason, .handedOver)
+        XCTAssertEqual(Array(record.chunkIds.prefix(3)), handoff.session.chunkIds, "A's chunks first, then B's")
+        XCTAssertEqual(record.chunkIds.count, 5)
+        let body = try some(try await storeB.document(try DocumentPaths.record(started.id)))
+        let document = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])
+        XCTAssertEqual(document["gscope_data"] as? [String], record.chunkIds)
+        XCTAssertEqual(document["user_id"] as? String, sensor.userId)
+        XCTAssertEqual(document["samples"] as? Int, 37)
+        let seqs = try await storeB.chunks(sessionId: started.id).map(\.seq)
+        XCTAssertEqual(seqs, [3, 4], "B's chunks go on after A's")
+    }
+
+    func testAHandoffBackToTheFirstGatewayListsEveryChunkOnce() async throws {
+        let folders = (try TemporaryDirectory(), try TemporaryDirectory())
+        defer { folders.0.remove(); folders.1.remove() }
+        let storeA = try GyroStore.open(directory: folders.0.path, logger: testLogger())
+        let storeB = try GyroStore.open(directory: folders.1.path, logger: testLogger())
+        let (a, b) = (makeEngine(storeA), makeEngine(storeB))
+        let started = try await a.startSession(sensor: sensor, atMs: t0)
+        try await feed(a, 0..<20)
+        let first = try some(try await a.releaseSession(device: sensor.device, gateway: "gw-a"))
+        try await b.adoptSession(first)
+        try await feed(b, 30..<50)
+        let second = try some(try await b.releaseSession(device: sensor.device, gateway: "gw-b"))
+        try await a.adoptSession(second)
+        try await feed(a, 60..<70)
+        try await a.stopSession(device: sensor.device)
+        let record = try some(try await storeA.session(id: started.id))
+        XCTAssertEqual(record.chunkIds.count, 5)
+        XCTAssertEqual(Set(record.chunkIds).count, 5, "A's own earlier chunks are listed once, in place")
+        XCTAssertEqual(Array(record.chunkIds.prefix(4)), second.session.chunkIds)
+        XCTAssertEqual(record.samples, 50)
+        XCTAssertEqual(record.expected - record.samples, record.gaps.reduce(0) { $0 + $1.missing })
+    }
+
+    func testAHandoffOlderThanTheIdleTimeoutIsClosedNotContinued() async throws {
+        let folder = try TemporaryDirectory()
+        defer { folder.remove() }
+        let store = try GyroStore.open(directory: folder.path, logger: testLogger())
+        let engine = makeEngine(store)
+        var record = SessionRecord(id: "user-11___1795000000", userId: sensor.userId, device: sensor.device, startMs: t0 - 3_600_000,
+                                   localDate: "2026-12-02")
+        record.samples = 100
+        record.expected = 100
+        record.lastSampleMs = t0 - 3_500_000
+        record.chunkIds = ["c1", "c2"]
+        let stale = SessionHandoff(session: record, streams: [.gyro: .init(nextIndex: 100, lastMs: t0 - 3_500_000, lastSeq: 1, odrHz: 100, range: 2000)],
+                                   from: "gw-a", atMs: t0 - 3_500_000)
+        let expired = await engine.handoffExpired(stale)
+        XCTAssertTrue(expired)
+        try await engine.closeHandedOver(stale)
+        let closed = try some(try await store.session(id: record.id))
+        XCTAssertFalse(closed.isOpen)
+        XCTAssertEqual(closed.endMs, record.lastSampleMs, "ended at its last sample")
+        XCTAssertEqual(closed.chunkIds, ["c1", "c2"])
+    }
+
+    func testABadHandoffDocumentIsRefusedWithItsReason() {
+        let cases: [(String, String)] = [
+            ("[]", "not a JSON object"),
+            (#"{"session":"s","userId":"u","device":"C4:BE:84:00:00:0C","startMs":1,"localDate":"d","samples":1,"expected":1,"gscope_data":[],"accel_data":[],"from":"g","atMs":1}"#,
+             "names device"),
+            (#"{"session":"s","userId":"u","device":"C4:BE:84:00:00:0B","startMs":1,"localDate":"d","samples":5,"expected":1,"gscope_data":[],"accel_data":[],"from":"g","atMs":1}"#,
+             "expects fewer samples"),
+            (#"{"session":"s","userId":"u","device":"C4:BE:84:00:00:0B","startMs":1,"localDate":"d","samples":1,"expected":1,"gscope_data":["a,b"],"accel_data":[],"from":"g","atMs":1}"#,
+             "not a chunk id"),
+            (#"{"session":"s","userId":"u","device":"C4:BE:84:00:00:0B","startMs":1,"localDate":"d","samples":1,"expected":1,"gscope_data":[],"accel_data":[],"streams":{"gyro":{"nextIndex":-1}},"from":"g","atMs":1}"#,
+             "stream \"gyro\""),
+        ]
+        for (text, reason) in cases {
+            XCTAssertThrowsError(try SessionHandoff(parsing: Array(text.utf8), device: sensor.device), text) { error in
+                XCTAssertTrue("\(error)".contains(reason), "\(error) should say \(reason)")
+                XCTAssertTrue("\(error)".contains(sensor.device), "\(error) should name the sensor")
+            }
+        }
+    }
+}
