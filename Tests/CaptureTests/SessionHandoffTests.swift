@@ -22,6 +22,13 @@ final class SessionHandoffTests: XCTestCase {
         try XCTUnwrap(value, file: file, line: line)
     }
 
+    /// Two gateways' stores, each in a folder of its own.
+    func twoGateways() throws -> ([TemporaryDirectory], GyroStore, GyroStore) {
+        let folders = [try TemporaryDirectory(), try TemporaryDirectory()]
+        return (folders, try GyroStore.open(directory: folders[0].path, logger: testLogger()),
+                try GyroStore.open(directory: folders[1].path, logger: testLogger()))
+    }
+
     func feed(_ engine: CaptureEngine, _ indices: Range<Int64>) async throws {
         let samples = indices.map { StoredSample(timestampMs: t0 + Double($0) * 10, x: Float($0 % 300), y: 1, z: -1) }
         try await engine.append(sensor: sensor, stream: .gyro, odrHz: 100, range: 2000, firstIndex: indices.lowerBound,
@@ -29,10 +36,8 @@ final class SessionHandoffTests: XCTestCase {
     }
 
     func testAReleasedSessionGoesOnAtTheNextGatewayAsTheSameRecord() async throws {
-        let folders = (try TemporaryDirectory(), try TemporaryDirectory())
-        defer { folders.0.remove(); folders.1.remove() }
-        let storeA = try GyroStore.open(directory: folders.0.path, logger: testLogger())
-        let storeB = try GyroStore.open(directory: folders.1.path, logger: testLogger())
+        let (folders, storeA, storeB) = try twoGateways()
+        defer { folders.forEach { $0.remove() } }
         let (a, b) = (makeEngine(storeA), makeEngine(storeB))
         let started = try await a.startSession(sensor: sensor, atMs: t0)
         try await feed(a, 0..<25)
@@ -73,10 +78,8 @@ final class SessionHandoffTests: XCTestCase {
     }
 
     func testAHandoffBackToTheFirstGatewayListsEveryChunkOnce() async throws {
-        let folders = (try TemporaryDirectory(), try TemporaryDirectory())
-        defer { folders.0.remove(); folders.1.remove() }
-        let storeA = try GyroStore.open(directory: folders.0.path, logger: testLogger())
-        let storeB = try GyroStore.open(directory: folders.1.path, logger: testLogger())
+        let (folders, storeA, storeB) = try twoGateways()
+        defer { folders.forEach { $0.remove() } }
         let (a, b) = (makeEngine(storeA), makeEngine(storeB))
         let started = try await a.startSession(sensor: sensor, atMs: t0)
         try await feed(a, 0..<20)

@@ -97,19 +97,6 @@ def gyrogate(binary: str, *args: str) -> str:
     return done.stdout
 
 
-def published(messages: list) -> tuple[dict, dict]:
-    """The last version of every records/ and realtime_data/ document the subscriber saw."""
-    records, chunks = {}, {}
-    for _t, topic, payload in messages:
-        if not payload:
-            continue
-        if topic.startswith("records/"):
-            records[topic.split("/", 1)[1]] = json.loads(payload)
-        elif topic.startswith("realtime_data/"):
-            chunks[topic.split("/", 1)[1]] = json.loads(payload)
-    return records, chunks
-
-
 # -- InfluxDB 1.x ---------------------------------------------------------------------------
 
 class Influx:
@@ -263,7 +250,7 @@ def run(gateway: str, tmp: str) -> None:
         while gw.status()["outbox"]["depth"] > 0 and time.monotonic() < deadline:
             gw.run_for(0.2)
         sub.wait_quiet(2.0, 20)
-        records, chunks = published(sub.take())
+        records, chunks = rel.published(sub.take())
         listed = rel.admin_get(gw.socket_path, f"/v1/sessions?range=all&user={USER}")["sessions"]
         sessions = [next(s for s in listed if s["id"] == sid) for sid in stopped]
         check(all(sid in records for sid in stopped), f"records of both sessions published ({', '.join(stopped)})")

@@ -186,16 +186,10 @@ def moving_phase(peer: FleetPeer, gateways: list, addresses: list[str], args, mq
 def session_documents(messages, args) -> None:
     """Point 6 over MQTT: one records document per board through the moves, its last version
     listing every chunk published for it, the hand-overs its gaps, its arithmetic whole."""
-    records: dict[str, dict] = {}  # session id -> last records document
+    records, chunk_documents = rel.published(messages)
     chunks: dict[str, set[str]] = {}  # session id -> chunk ids published for it
-    for _t, topic, payload in messages:
-        if not payload:
-            continue
-        if topic.startswith("records/"):
-            records[topic.split("/", 1)[1]] = json.loads(payload)
-        elif topic.startswith("realtime_data/"):
-            doc = json.loads(payload)
-            chunks.setdefault(str(doc.get("record")), set()).add(topic.split("/", 1)[1])
+    for chunk_id, doc in chunk_documents.items():
+        chunks.setdefault(str(doc.get("record")), set()).add(chunk_id)
     per_board: dict[str, list[str]] = {}
     for sid, doc in records.items():
         per_board.setdefault(str(doc.get("device", "")).upper(), []).append(sid)

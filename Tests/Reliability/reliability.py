@@ -362,6 +362,20 @@ def gaps_missing(gaps) -> int:
     return sum(int(g.get("missing", 0)) for g in gaps or [])
 
 
+def published(messages: list) -> tuple[dict, dict]:
+    """The last version of every records/ and realtime_data/ document a subscriber saw
+    (`bench.Subscriber.take()`), by document id; a zero-byte payload removed nothing here."""
+    records, chunks = {}, {}
+    for _t, topic, payload in messages:
+        if not payload:
+            continue
+        if topic.startswith("records/"):
+            records[topic.split("/", 1)[1]] = json.loads(payload)
+        elif topic.startswith("realtime_data/"):
+            chunks[topic.split("/", 1)[1]] = json.loads(payload)
+    return records, chunks
+
+
 def record_checks(store: Store, closed_only: bool = False) -> list[tuple[bool, str]]:
     """Every session row and its records document: expected - samples == sum(gaps.missing); the
     row's samples are the samples its chunks hold; a closed session's document is the row's."""
