@@ -21,8 +21,10 @@ Checks, each printed PASS/FAIL:
    chunk published for it, and its samples between two gateways a `handed over` gap; across the
    fleet's stores (read with `gyrogate store dump`) every session's last row counts exactly the
    samples its chunks hold, wherever they are, and `expected - samples == sum(gaps)` in every row.
+   With --backfill the adopting gateway fills those gaps from the board's log: what is left is
+   printed, not checked (docs/architecture.md says why some stay).
 
-Usage: fleet_test.py --gateway .build/debug/gyrogate [--gateways 3] [--sensors 6] [--moves 9 --move-every 20] [--keep]
+Usage: fleet_test.py --gateway .build/debug/gyrogate [--gateways 3] [--sensors 6] [--moves 9 --move-every 20] [--backfill] [--keep]
 """
 
 from __future__ import annotations
@@ -79,13 +81,15 @@ class FleetPeer:
         return [s["gateway"] if s["notify_enabled"] else None for s in self.call(cmd="status")["sensors"]]
 
 
-def write_config(tmp: str, index: int, hci: int, mqtt_port: int, sensors: int) -> str:
+def write_config(tmp: str, index: int, hci: int, mqtt_port: int, sensors: int, backfill: bool = False) -> str:
     folder = os.path.join(tmp, f"gw{index}")
     os.makedirs(folder, exist_ok=True)
     path = rel.write_config(folder, hci, mqtt_port, sensors=sensors, gateway_id=f"gw-{index}", user="fleet-user")
     with open(path) as f:
         config = json.load(f)
     config["fleet"] = {"keepAliveSeconds": KEEPALIVE_S, "scanEverySeconds": SCAN_EVERY_S, "scanForMs": SCAN_FOR_MS}
+    for sensor in config["sensors"]:
+        sensor["backfill"] = backfill
     with open(path, "w") as f:
         json.dump(config, f, indent=2)
     return path
@@ -205,7 +209,12 @@ def session_documents(messages, args) -> None:
         if doc.get("expected", 0) - doc.get("samples", 0) != rel.gaps_missing(doc.get("gaps")):
             bad.append(f"{sid}: {doc.get('expected')} - {doc.get('samples')} != {rel.gaps_missing(doc.get('gaps'))}")
     check(not unlisted, f"each record lists every chunk published for it, whichever gateway published it" + rel.examples(unlisted))
-    check(handed >= args.moves, f"the samples between two gateways are `handed over` gaps of the session ({handed} in all)")
+    missing = sum(doc.get("expected", 0) - doc.get("samples", 0) for doc in records.values())
+    if args.backfill:  # the gaps filled from the boards' logs by the gateway that adopted the session
+        print(f"  (with backfill: {handed} `handed over` gaps left, {missing} samples missing in all)")
+    else:
+        check(handed >= args.moves, f"the samples between two gateways are `handed over` gaps of the session ({handed} in all,"
+                                    f" {missing} samples)")
     check(not bad, f"expected - samples == sum(gaps.missing) in every last records document" + rel.examples(bad))
 
 
@@ -245,6 +254,7 @@ def main() -> int:
     parser.add_argument("--sensors", type=int, default=2)
     parser.add_argument("--moves", type=int, default=0, help="times every board walks to another gateway")
     parser.add_argument("--move-every", type=float, default=20.0, help="seconds between moves")
+    parser.add_argument("--backfill", action="store_true", help="the boards' logs fill the samples between two gateways")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = parser.parse_args()
     tmp = tempfile.mkdtemp(prefix="gyrogate-fleet-")
@@ -256,7 +266,7 @@ def main() -> int:
         # Each board is heard by every gateway, loudest at "its" gateway (i mod N).
         for i in range(args.sensors):
             peer.call(cmd="set_range", sensor=i, rssi={str(g): (-50 if g == i % args.gateways else -75) for g in range(args.gateways)})
-        gateways = [rel.Gateway(procs, args.gateway, write_config(tmp, g, peer.hci_ports[g], mqtt_port, args.sensors),
+        gateways = [rel.Gateway(procs, args.gateway, write_config(tmp, g, peer.hci_ports[g], mqtt_port, args.sensors, args.backfill),
                                 os.path.join(tmp, f"gw{g}.log")) for g in range(args.gateways)]
         for gateway in gateways:
             gateway.wait_admin()
