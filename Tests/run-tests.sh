@@ -198,7 +198,7 @@ fi
 # sensor's log) and the store's invariants after each. Without --quick it is the full run.
 step "reliability suite (quick)"
 .venv/bin/python Tests/Reliability/suite.py --gateway "$PWD/.build/debug/gyrogate" --quick || exit 1
-# A fleet of gateways (docs/architecture.md, "A fleet of gateways"): three gateway processes on
+# A fleet of gateways (docs/fleet.md): three gateway processes on
 # three host-facing controllers of one emulated peer, six boards, one mosquitto: each board
 # captured by one gateway, a board walking out of range, every board moving to another gateway
 # three times (20 s apart) with no sample in two sessions, a SIGKILLed gateway's boards taken over.

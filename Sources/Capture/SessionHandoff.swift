@@ -9,7 +9,7 @@ import JSON
 /// once every document it wrote for the session is published, and stops writing the session;
 /// the gateway that connects to the board next takes it (``CaptureEngine/adoptSession(_:)``) and
 /// from then on is the only one that writes it. The samples the board produced in between are a
-/// `handedOver` gap of each stream. docs/architecture.md ("Sessions across gateways") gives the
+/// `handedOver` gap of each stream. docs/fleet.md ("Sessions across gateways") gives the
 /// rule and why one gateway at a time writes a session.
 public struct SessionHandoff: Sendable, Equatable {
     /// Where one stream of the session goes on.

@@ -8,7 +8,7 @@ struct Handoff: Sendable, Equatable {
 
 /// How hand-offs reach the broker: on the publisher's connection, after everything its outbox
 /// holds, so that the session's last documents from this gateway are there before the next
-/// gateway can write the session (docs/architecture.md, "Sessions across gateways").
+/// gateway can write the session (docs/fleet.md, "Sessions across gateways").
 public struct HandoffTransport: Sendable {
     /// Returns once everything the outbox held when called is delivered (connected).
     public var outboxDelivered: @Sendable () async -> Void

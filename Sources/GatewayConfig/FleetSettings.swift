@@ -1,5 +1,5 @@
 /// The optional `fleet` section: several gateways sharing sensors agree, through the broker,
-/// which one captures each (docs/architecture.md, "A fleet of gateways"). Off unless the section
+/// which one captures each (docs/fleet.md). Off unless the section
 /// is present; then every gateway of the fleet must name the same sensors and the same broker.
 public struct FleetSettings: Sendable, Equatable {
     /// MQTT keepalive of the coordination connection: a gateway that dies is declared offline

@@ -15,14 +15,14 @@ Checks, each printed PASS/FAIL:
    another's, K times, while a subscriber takes every chunk: each board is captured again within
    the bound after each move, a board is never streaming to two gateways, and no sample (board,
    timestamp) is in the chunks of two gateways.
-6. Sessions across gateways (docs/architecture.md, "Sessions across gateways"): a board's open
+6. Sessions across gateways (docs/fleet.md, "Sessions across gateways"): a board's open
    session continues at the gateway that captures it next, as the same records document for the
    same user; over MQTT each board has one records document through all its moves, listing every
    chunk published for it, and its samples between two gateways a `handed over` gap; across the
    fleet's stores (read with `gyrogate store dump`) every session's last row counts exactly the
    samples its chunks hold, wherever they are, and `expected - samples == sum(gaps)` in every row.
    With --backfill the adopting gateway fills those gaps from the board's log: what is left is
-   printed, not checked (docs/architecture.md says why some stay).
+   printed, not checked (docs/fleet.md says why some stay).
 
 Usage: fleet_test.py --gateway .build/debug/gyrogate [--gateways 3] [--sensors 6] [--moves 9 --move-every 20] [--backfill] [--keep]
 """

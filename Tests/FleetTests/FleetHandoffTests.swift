@@ -3,7 +3,7 @@ import Foundation
 import Logging
 import XCTest
 
-/// Session hand-offs through the coordinator (docs/architecture.md, "Sessions across gateways"):
+/// Session hand-offs through the coordinator (docs/fleet.md, "Sessions across gateways"):
 /// a release says `handing` and publishes after the outbox; the gateway that connects next waits
 /// for an announced hand-off; taking it clears it; taking one's own back publishes nothing.
 final class FleetHandoffTests: XCTestCase {

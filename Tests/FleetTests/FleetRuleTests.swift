@@ -2,7 +2,7 @@
 import Logging
 import XCTest
 
-/// The rule every gateway of a fleet computes alike (docs/architecture.md, "A fleet of gateways").
+/// The rule every gateway of a fleet computes alike (docs/fleet.md).
 final class FleetRuleTests: XCTestCase {
     func report(_ gateway: String, online: Bool = true, slots: Int = 4, holding: Set<String> = [], hears: [String: Int] = [:]) -> FleetReport {
         FleetReport(gateway: gateway, online: online, freeSlots: slots, holding: holding, hears: hears)

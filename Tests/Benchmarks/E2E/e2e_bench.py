@@ -847,7 +847,7 @@ def main() -> int:
     p.add_argument("--warmup", type=float, default=2.0, help="seconds between all streaming and the window")
     p.add_argument("--gateway", default=os.path.join(REPO, ".build", "release", "gyrogate"))
     p.add_argument("--skip-reference", action="store_true")
-    p.add_argument("--fleet", action="store_true", help="the gateway with a fleet section (docs/architecture.md)")
+    p.add_argument("--fleet", action="store_true", help="the gateway with a fleet section (docs/fleet.md)")
     p.add_argument("--json", metavar="OUT")
     p.add_argument("--check", action="store_true", help="exit 1 on a failed correctness check (gyrogate phase)")
     p.add_argument("--exact", action="store_true", help="with --check: also fail on any gap (every sample exactly once)")
