@@ -88,6 +88,15 @@ if ldd .build/debug/gyrogate | grep -E 'lib(Foundation|FoundationInternationaliz
     echo "gyrogate links full Foundation (see the libraries above): use FoundationEssentials"; exit 1
 fi
 
+# The suite's last builds (the amd64 package, the fuzzers, ThreadSanitizer's build) start here, in
+# the background at the lowest CPU priority (Tests/background-builds.sh), one after another: they
+# fill the CPU that the VM, the reliability suite and the fleet leave idle while they wait on
+# timers and sockets, and the steps that use them wait for them (wait_background).
+GYROGATE_BACKGROUND_BUILDS=$(mktemp -d)
+export GYROGATE_BACKGROUND_BUILDS
+step "the amd64 package, the fuzzers and the ThreadSanitizer build, in the background (logs: $GYROGATE_BACKGROUND_BUILDS)"
+setsid nice -n 19 bash Tests/background-builds.sh "$GYROGATE_BACKGROUND_BUILDS" >/dev/null 2>&1 </dev/null &
+background_pid=$!
 # wait_background NAME: waits (at normal priority meanwhile) for a background build; prints its
 # log and fails when it failed.
 wait_background() {
@@ -187,17 +196,6 @@ fi
 # random moments and right after a stream starts, broker outages, a silent broker, power-cut
 # copies of the store, a full disk, link drops, silence and board resets, backfill from the
 # sensor's log) and the store's invariants after each. Without --quick it is the full run.
-# The suite's last builds (the amd64 package, the fuzzers, ThreadSanitizer's build) start here, in
-# the background at the lowest CPU priority (Tests/background-builds.sh), one after another: they
-# fill the CPU that the reliability suite, the fleet and the deploy tests leave idle while they
-# wait on timers and sockets, and the steps that use them wait for them (wait_background). Not
-# earlier: beside the XCTest run and the VM (whose emulated CPU they slow most) they cost those
-# steps about what they saved (docs/deployment.md).
-GYROGATE_BACKGROUND_BUILDS=$(mktemp -d)
-export GYROGATE_BACKGROUND_BUILDS
-step "the amd64 package, the fuzzers and the ThreadSanitizer build, in the background (logs: $GYROGATE_BACKGROUND_BUILDS)"
-setsid nice -n 19 bash Tests/background-builds.sh "$GYROGATE_BACKGROUND_BUILDS" >/dev/null 2>&1 </dev/null &
-background_pid=$!
 step "reliability suite (quick)"
 .venv/bin/python Tests/Reliability/suite.py --gateway "$PWD/.build/debug/gyrogate" --quick || exit 1
 # A fleet of gateways (docs/fleet.md): three gateway processes on
