@@ -115,6 +115,14 @@ extension SensorSupervisor {
         do {
             guard let handoff = try await engine.handOffSession(device: identity.device, gateway: claims.gateway) else { return }
             linkedSinceHandOver = false
+            // The session is no longer this gateway's: nothing of its streams may carry over into
+            // the next link's (a continuation taken from a hand-off whose initialisation then
+            // failed would otherwise place a new session's samples after the released one's).
+            trackers = StreamTrackers()
+            continuation = nil
+            accelerometerContinuation = nil
+            continuationReason = .gatewayRestarted
+            staleBeforePlan = []
             await claims.release(address, handoff)
         } catch {
             logger.error("the session could not be released to the fleet; it stays open here", metadata: ["error": "\(error)"])
