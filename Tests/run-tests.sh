@@ -49,6 +49,11 @@ timeout 300 .venv/bin/python Tests/Peers/selftest_peer.py >"$selftest_log" 2>&1 
     || { grep -vE '^PASS' "$selftest_log"; echo "the peer's self-test failed (above)"; exit 1; }
 tail -1 "$selftest_log"; rm -f "$selftest_log"
 
+# The checks that need a tool (the browser test, the VM) fail without it under CI=true and skip,
+# saying so, outside CI: shown with a PATH that holds only bash and Python (a few seconds).
+step "the checks that need a tool fail without it under CI (Tests/checks-fail-test.sh)"
+bash Tests/checks-fail-test.sh || exit 1
+
 # The arm64 package and the root that Tests/Deploy/test_package.sh installs it into: from
 # nothing (no cached toolchain) about 20 minutes of downloads, dpkg runs and a cross build, so
 # they start here (after the peer's self-test, which measures a rate), in the background at the
