@@ -144,6 +144,11 @@ extension SensorSupervisor {
             return
         }
         trackers = StreamTrackers()
+        // No plan until the board's initialisation sets this link's: the board's stream from
+        // before (its stale samples) is then kept for the continuation, which counts the samples
+        // between exactly from them, instead of reaching the earlier link's shapes and no tracker.
+        plan = nil
+        staleBeforePlan = []
         continuation = await engine.continuation(device: identity.device, stream: .gyro)
         accelerometerContinuation = await engine.continuation(device: identity.device, stream: .accelerometer)
         continuationReason = .handedOver

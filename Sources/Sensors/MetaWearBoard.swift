@@ -177,6 +177,9 @@ public actor MetaWearBoard {
         logger.info("board initialised", metadata: [
             "subsystem": "sensor", "model": "\(info.model.rawValue)", "firmware": "\(info.firmwareRevision ?? "?")",
             "gyro": "\(info.gyroChip?.rawValue ?? "none")", "packed": "\(plan.gyro.packed)",
+            // What the board's stream from before this link did: where a session goes on, whether
+            // its samples up to the stop are known exactly (delivered) or counted from the stop.
+            "oldStream": "\(staleGyroMatches ? (staleGyroDelivered ? "delivered" : "silent") : "none")",
         ])
         return info
     }

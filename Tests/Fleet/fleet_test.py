@@ -23,6 +23,11 @@ Checks, each printed PASS/FAIL:
    samples its chunks hold, wherever they are, and `expected - samples == sum(gaps)` in every row.
    With --backfill the adopting gateway fills those gaps from the board's log: what is left is
    printed, not checked (docs/fleet.md says why some stay).
+7. Each outage recorded exactly, against the emulated boards' own record (`gyro_runs`, as the
+   reliability `faults` case does; fleet_checks.py): across the fleet's stores, inside every run
+   of a board's counter each gap is the samples the board produced there and no gateway stored,
+   and where the next gateway started the board's stream again the skipped indexes are the
+   samples the board produced and never delivered.
 
 Usage: fleet_test.py --gateway .build/debug/gyrogate [--gateways 3] [--sensors 6] [--moves 9 --move-every 20] [--backfill] [--keep]
 """
@@ -43,6 +48,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "Reliability"))
 import reliability as rel  # noqa: E402
 from reliability import bench  # noqa: E402
+import fleet_checks  # noqa: E402
 
 KEEPALIVE_S = 5
 SCAN_EVERY_S = 2
@@ -218,35 +224,6 @@ def session_documents(messages, args) -> None:
     check(not bad, f"expected - samples == sum(gaps.missing) in every last records document" + rel.examples(bad))
 
 
-def fleet_record_checks(stores: list, victim: int) -> None:
-    """Point 6 in the stores: a session that crossed gateways has a row in each; the last (the
-    one still open or closed, not released) counts the samples all its chunks hold."""
-    rows: dict[str, list[tuple[int, dict]]] = {}
-    for g, store in enumerate(stores):
-        for s in store.sessions:
-            rows.setdefault(s["id"], []).append((g, s))
-    bad_rows, bad_counts, crossed = [], [], 0
-    for sid, holders in rows.items():
-        for g, s in holders:
-            if s["expected"] - s["samples"] != rel.gaps_missing(s["gaps"]):
-                bad_rows.append(f"gw-{g} {sid}: {s['expected']} - {s['samples']} != {rel.gaps_missing(s['gaps'])}")
-        if len(holders) > 1:
-            crossed += 1
-        current = [(g, s) for g, s in holders if s["isOpen"] or s.get("endMs") is not None]
-        if not current:
-            continue  # released last and not taken (the killed gateway's)
-        g, last = max(current, key=lambda held: held[1]["samples"])
-        if last["isOpen"] and g == victim:
-            continue  # left open by the kill: completed at its next start
-        held = sum(c.count if c.pruned else len(c.points) for st in stores for c in st.chunks_of(sid))
-        if held != last["samples"]:
-            bad_counts.append(f"{sid}: gw-{g}'s row says {last['samples']}, the fleet's chunks hold {held}")
-    check(not bad_rows, f"{len(rows)} sessions in the fleet's stores: expected - samples == sum(gaps.missing) in every row"
-                        + rel.examples(bad_rows))
-    check(not bad_counts, f"{len(rows)} sessions ({crossed} crossed gateways): each session's last row counts the samples"
-                          " of its chunks in all the stores" + rel.examples(bad_counts))
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--gateway", required=True, help="the gyrogate binary")
@@ -359,7 +336,11 @@ def main() -> int:
             store = rel.read_store(args.gateway, rel.store_path(os.path.join(tmp, f"gw{g}", "data")))
             stores.append(store)
             check(store.integrity == "ok", f"gw-{g}'s store: PRAGMA integrity_check: {store.integrity}")
-        fleet_record_checks(stores, victim)
+        boards = peer.call(cmd="status")["sensors"]
+        with open(os.path.join(tmp, "peer-status.json"), "w") as f:  # the boards' own record, kept with the stores
+            json.dump(boards, f)
+        for ok, what in fleet_checks.record_checks(stores, victim) + fleet_checks.board_checks(stores, boards):
+            check(ok, what)
         # A session that crossed gateways has a row in each of their stores: walked once.
         unique = {s["id"]: s for st in stores for s in st.sessions}
         fleet_store = rel.Store(integrity="ok", sessions=sorted(unique.values(), key=lambda s: s["startMs"]),
