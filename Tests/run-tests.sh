@@ -236,7 +236,7 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; the
     { $as_root apt-get update -qq && DEBIAN_FRONTEND=noninteractive $as_root apt-get install -y -qq --no-install-recommends \
         chromium chromium-driver >/dev/null; } 2>&1 | tail -3 || echo "(chromium could not be installed)"
 fi
-.venv/bin/python -c "import selenium" 2>/dev/null || .venv/bin/pip install -q -r Tests/Browser/requirements.txt 2>&1 | tail -3 \
+.venv/bin/python -c "import selenium, PIL" 2>/dev/null || .venv/bin/pip install -q -r Tests/Browser/requirements.txt 2>&1 | tail -3 \
     || echo "(Selenium could not be installed)"
 timeout 300 .venv/bin/python Tests/Browser/liveview_test.py --gateway "$PWD/.build/debug/gyrogate" --screenshots "${LIVEVIEW_SCREENSHOTS:-.build/liveview}" || exit 1
 

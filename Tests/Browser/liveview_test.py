@@ -19,6 +19,7 @@ Selenium it says so and exits 0 (exit 77 under --require-browser). The last line
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import shutil
@@ -245,7 +246,7 @@ def run(args) -> None:
             height = driver.execute_script("return document.documentElement.scrollHeight")
             driver.set_window_size(1280, min(2400, height + 20))
             time.sleep(0.5)
-            driver.save_screenshot(os.path.join(args.screenshots, "liveview-desktop.png"))
+            save_screenshot(driver, os.path.join(args.screenshots, "liveview-desktop.png"))
 
         # A sensor taken out of range: the peer drops the link (connection timeout) and stays away.
         out = rel.address(SENSORS - 1)
@@ -291,7 +292,7 @@ def run(args) -> None:
             height = driver.execute_script("return document.documentElement.scrollHeight")
             driver.set_window_size(390, min(1500, height + 20))
             time.sleep(0.5)
-            driver.save_screenshot(os.path.join(args.screenshots, "liveview-phone.png"))
+            save_screenshot(driver, os.path.join(args.screenshots, "liveview-phone.png"))
             errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
             check(not errors, f"no console errors at phone width ({errors[:3]})")
         check(gateway.alive(), "the gateway is still running")
@@ -303,6 +304,14 @@ def run(args) -> None:
             shutil.rmtree(tmp, ignore_errors=True)
         else:
             print(f"files kept in {tmp}", flush=True)
+
+
+def save_screenshot(driver, path: str) -> None:
+    """The page as a PNG of 64 colours: docs/ keeps these screenshots, and no generated file in
+    git may pass 50 KB (chromium's full-colour PNGs are 80-90 KB; the page is flat colours)."""
+    from PIL import Image
+    image = Image.open(io.BytesIO(driver.get_screenshot_as_png())).convert("RGB")
+    image.quantize(colors=64, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(path, optimize=True)
 
 
 def main() -> int:
