@@ -79,6 +79,7 @@ final class IntegrityScheduleTests: XCTestCase {
     func untilVerified(_ store: GyroStore) async throws -> Double {
         for _ in 0..<1000 {
             if case .verified(let atMs, _) = store.integrity { return atMs }
+            // why: the store publishes its integrity state as a value with no change notification; a look every 10 ms.
             try await Task.sleep(for: .milliseconds(10))
         }
         XCTFail("not verified: \(store.integrity)")
