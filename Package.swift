@@ -218,7 +218,7 @@ let package = Package(
         .testTarget(name: "HostTimeTests", dependencies: ["HostTime"]),
         .testTarget(name: "TextToolsTests", dependencies: ["TextTools"]),
         .testTarget(name: "ZoneInfoTests", dependencies: ["ZoneInfo", "SupportCore"]),
-        .testTarget(name: "ExportTests", dependencies: ["Export", "Capture", "GyroStore", "MetaWear", "ZoneInfo", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "ExportTests", dependencies: ["Export", "Capture", "GyroStore", "MetaWear", "ZoneInfo", "SupportCore", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "GyroStoreTests", dependencies: ["GyroStore", "TestSupport", "CSQLite"]),
         .testTarget(name: "AdminTests", dependencies: ["Admin", "Capture", "GyroStore", "GatewayConfig", "JSON", "TestSupport", .product(name: "NIOCore", package: "swift-nio"),
                                                      .product(name: "NIOPosix", package: "swift-nio")]),

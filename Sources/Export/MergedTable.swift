@@ -3,50 +3,12 @@ import GyroStore
 /// Several boards of one user, captured together, as one table on a common time base, as
 /// MetaBase users line their files up by hand (docs/export.md, "Merged").
 ///
-/// The rows are a grid at the highest of the boards' rates, from the earliest first sample:
-/// row k is at t0 + k × period. Each board's samples keep to a line of their own, the grid
-/// shifted by the board's phase (where its samples fall between two rows, followed as it
-/// drifts), and go to the row nearest them on that line: so the jitter of a board's stamps (a
-/// backfilled sample is placed to its log tick, 1.46 ms) does not move a sample to a
-/// neighbour's row. The first board's phase is kept within half a period of the grid and every
-/// other board's within half a period of the first board's, so that two boards' samples in a
-/// row are the closest pair (within half a period, plus their stamps' jitter). A board with no
-/// sample in a row (a gap, not started yet, ended) has empty cells; rows where no board has one
-/// are left out. A board whose phase wraps past half a period (a rate off the nominal one, or
-/// a new stream after a reconnect) skips a row there, or, when two of its samples would share
-/// one, puts the later in the next row if it is within a period of it, else leaves it out
-/// (counted in the debug log). So each sample is within a period of its row's time, and two
-/// boards' samples in a row within one period of each other.
+/// The rows are a grid at the highest of the boards' rates, from the earliest first sample;
+/// ``MergeGrid`` says which board's sample goes in which row: each within a period of its row's
+/// time, two boards' samples in a row within a period of each other. A board with no sample in
+/// a row (a gap, not started yet, ended) has empty cells; rows where no board has one are left
+/// out. A sample the grid leaves out is counted in the debug log.
 struct MergedTable {
-    /// One board's place on the grid.
-    struct Line {
-        /// Where its samples fall from the rows' times, in microseconds, within half a period of
-        /// the line's centre (0 for the first board, the first board's phase for the others).
-        var phase: Double?
-        var lastRow = Int64.min
-
-        /// The row of a sample at `time` (microseconds after t0), by the phase as it stands:
-        /// the nearest on the board's line, or the next free one when that is taken by its
-        /// previous sample and this one is within a period of it (the phase jumped: a new
-        /// stream after a reconnect, a backfill's first sample); `nil` for a sample further
-        /// back, which is left out.
-        func row(_ time: Double, period: Double, centre: Double) -> Int64? {
-            let nearest = Int64(((time - (phase ?? centre)) / period).rounded())
-            if nearest > lastRow { return nearest }
-            return time - Double(lastRow + 1) * period > -period ? lastRow + 1 : nil
-        }
-
-        /// Follows the phase with the sample just placed in `row`; wraps it into half a period
-        /// around `centre`.
-        mutating func follow(_ time: Double, row: Int64, period: Double, centre: Double) {
-            let offset = time - Double(row) * period
-            var phase = self.phase.map { $0 + (offset - $0) / 8 } ?? offset
-            if phase > centre + period / 2 { phase -= period } else if phase <= centre - period / 2 { phase += period }
-            self.phase = phase
-            lastRow = row
-        }
-    }
-
     let sessions: [SessionChunkOrder]
     let stream: ExportStream
     let offsetSeconds: Int
@@ -81,32 +43,32 @@ struct MergedTable {
             rate = max(rate, cursors[index].odrHz ?? 0)
         }
         guard let t0 = starts.min(), rate > 0 else { return try await output.write(buffer) }
-        let period = 1_000_000 / rate
+        var grid = MergeGrid(period: 1_000_000 / rate, boards: cursors.count)
         var time = LocalTime(offsetSeconds: offsetSeconds)
-        var lines = [Line](repeating: Line(), count: cursors.count)
         var cells = [ChunkBody.Point?](repeating: nil, count: cursors.count)
+        var times = [Double?](repeating: nil, count: cursors.count)
         var dropped = 0
-        // Each board's line is centred on the first board's phase (the first's on the grid).
-        func centre(_ index: Int) -> Double { index == 0 ? 0 : lines[0].phase ?? 0 }
         while true {
-            // The next row: the earliest any board's next sample goes to.
-            var next: Int64?
             for index in cursors.indices {
-                while let t = try await cursors[index].peekTime() {
-                    if let row = lines[index].row(Double(t - t0), period: period, centre: centre(index)) { next = min(next ?? row, row); break }
-                    _ = try await cursors[index].next()
-                    dropped += 1
+                times[index] = try await cursors[index].peekTime().map { Double($0 - t0) }
+            }
+            let row: Int64
+            switch grid.next(times) {
+            case .end:
+                droppedSamples = dropped
+                if !buffer.isEmpty { try await output.write(buffer) }
+                return
+            case .drop(let board):
+                _ = try await cursors[board].next()
+                dropped += 1
+                continue
+            case .row(let next, let boards):
+                row = next
+                for index in cursors.indices {
+                    cells[index] = boards.contains(index) ? try await cursors[index].next()?.point : nil
                 }
             }
-            guard let row = next else { break }
-            for index in cursors.indices {
-                cells[index] = nil
-                guard let t = try await cursors[index].peekTime(),
-                      lines[index].row(Double(t - t0), period: period, centre: centre(index)) == row else { continue }
-                cells[index] = try await cursors[index].next()?.point
-                lines[index].follow(Double(t - t0), row: row, period: period, centre: centre(index))
-            }
-            let at = t0 + Int64((Double(row) * period).rounded())
+            let at = t0 + Int64((Double(row) * grid.period).rounded())
             buffer.append(fixed: at, scale: 3, places: 3)
             buffer.append(UInt8(ascii: ","))
             time.append(micros: at, to: &buffer)
@@ -127,7 +89,5 @@ struct MergedTable {
                 buffer.removeAll(keepingCapacity: true)
             }
         }
-        droppedSamples = dropped
-        if !buffer.isEmpty { try await output.write(buffer) }
     }
 }
