@@ -89,6 +89,20 @@ public struct GatewayDaemon: Sendable {
             : configuration.capture.backfillCommitIntervalMs == nil ? .info : .warning
         logger.log(level: level, "capture commits every \(commits.ms) ms", metadata: ["subsystem": "capture", "setting": "\(commits.reason)"])
         try await group.run()
+        await endStoreRun()
+    }
+
+    /// The store's WAL left at the start of its next cycle, so that the next start does not
+    /// write the last one into the file again (``GyroStore/endRun()``). Everything is committed
+    /// already: a failure here costs the next start that write, nothing else.
+    func endStoreRun() async {
+        do {
+            let stop = try await store.endRun()
+            logger.info("store stopped cleanly", metadata: ["subsystem": "store", "walFrames": "\(stop.cycleFrames)",
+                                                            "nextCycle": "\(stop.nextCycleStarted ? "started" : "not started (a reader was still reading)")"])
+        } catch {
+            logger.warning("store: could not start the WAL's next cycle at the stop", metadata: ["subsystem": "store", "error": "\(error)"])
+        }
     }
 }
 

@@ -153,6 +153,49 @@ final class StoreIntegrityTests: XCTestCase {
         XCTAssertEqual(ids, [])
     }
 
+    /// A clean stop leaves the WAL at the start of its next cycle: the next start's recovery
+    /// finds a frame or two to copy, not the last cycle's hundreds, and the open's check
+    /// compares the whole cycle before with the file.
+    func testACleanStopStartsTheWALsNextCycle() async throws {
+        func run(_ folder: TemporaryDirectory, endingCleanly: Bool) async throws -> GyroStore.CleanStop? {
+            let store = try GyroStore.open(directory: folder.path, logger: testLogger())
+            var changes = StoreChanges()
+            for index in 0..<300 {
+                changes.documents.append(DocumentWrite(path: try DocumentPath("records/r\(index)"), body: Array(repeating: 67, count: 3000),
+                                                       retain: true, device: nil))
+            }
+            try await store.commit(changes)
+            return endingCleanly ? try await store.endRun() : nil
+        }
+        /// The frames the next start's recovery takes as not yet in the file.
+        func framesToCopyAtOpen(_ folder: TemporaryDirectory) throws -> Int {
+            let connection = try SQLiteConnection(path: folder.file(GyroStore.fileName))
+            return try connection.first("PRAGMA wal_checkpoint(PASSIVE)") { try $0.int(1) } ?? -1
+        }
+        let before = try TemporaryDirectory()
+        _ = try await run(before, endingCleanly: false)
+        let copiedAgain = try framesToCopyAtOpen(before)
+        XCTAssertGreaterThan(copiedAgain, 300, "without it, the start copies the last cycle again")
+
+        let after = try TemporaryDirectory()
+        let stop = try await run(after, endingCleanly: true)
+        XCTAssertEqual(stop?.nextCycleStarted, true, "\(String(describing: stop))")
+        XCTAssertGreaterThan(stop?.cycleFrames ?? 0, 300)
+        guard case .consistent(let pages) = CheckpointCheck.verify(databasePath: after.file(GyroStore.fileName)) else {
+            return XCTFail("\(CheckpointCheck.verify(databasePath: after.file(GyroStore.fileName)))")
+        }
+        XCTAssertGreaterThan(pages.count, 300, "the cycle before the stop's commit is compared with the file")
+        let copied = try framesToCopyAtOpen(after)
+        print("StoreIntegrityTests: the next start copies \(copied) frames after a clean stop, \(copiedAgain) without; \(pages.count) pages compared")
+        XCTAssertLessThanOrEqual(copied, 4, "frames the next start copies (\(copiedAgain) without the clean stop)")
+        let reopened = try GyroStore.open(directory: after.path, logger: testLogger())
+        XCTAssertEqual(reopened.quarantined, [])
+        let ids = try await reopened.documentIds(inCollection: "records")
+        XCTAssertEqual(ids.count, 300)
+        let stops = try await reopened.counter("store.cleanStops")
+        XCTAssertEqual(stops, 1)
+    }
+
     /// Copies of a store's files taken between commits, as a crash or a power cut leaves them,
     /// across many checkpoints and restarts of the WAL: none is taken for damaged.
     func testCopiesTakenWhileTheWALCyclesAreNeverTakenForDamaged() async throws {
