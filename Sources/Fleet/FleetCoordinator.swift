@@ -108,14 +108,15 @@ public actor FleetCoordinator {
         wake()
     }
 
-    /// Whether this gateway should try `sensor` now, and why (or why not), as of ``version``.
-    public func turn(for sensor: String) -> (mine: Bool, reason: String, version: UInt64) {
+    /// Whether this gateway should try `sensor` now, the gateway whose link keeps it (another
+    /// one's, or this one's), and why (or why not), as of ``version``.
+    public func turn(for sensor: String) -> (mine: Bool, heldBy: String?, reason: String, version: UInt64) {
         if let settling, ContinuousClock.now < settling.until, !mine.holding.contains(sensor) {
-            return (false, settling.reason, version)
+            return (false, nil, settling.reason, version)
         }
-        guard coordinated else { return (true, "fleet coordination not connected: tried by every gateway", version) }
+        guard coordinated else { return (true, nil, "fleet coordination not connected: tried by every gateway", version) }
         let decision = decision(for: sensor)
-        return (decision.owner == gateway, decision.reason, version)
+        return (decision.owner == gateway, decision.heldBy, decision.reason, version)
     }
 
     /// Whether some of `sensors` is held by no online gateway (so advertises, and a scan may hear it).

@@ -19,6 +19,8 @@ public enum FleetRule {
     public struct Decision: Sendable, Equatable, CustomStringConvertible {
         /// The gateway that should capture the sensor; nil when no online gateway hears it.
         public var owner: String?
+        /// The gateway whose link to the board keeps it (rule 1), when one does.
+        public var heldBy: String?
         public var reason: String
         public var description: String { reason }
     }
@@ -27,17 +29,17 @@ public enum FleetRule {
         let online = reports.filter(\.online).sorted { $0.gateway < $1.gateway }
         let holders = online.filter { $0.holding.contains(sensor) }
         if let holder = best(holders, sensor: sensor, rssi: { _ in -60 }) {
-            return Decision(owner: holder.gateway, reason: "held by \(holder.gateway)")
+            return Decision(owner: holder.gateway, heldBy: holder.gateway, reason: "held by \(holder.gateway)")
         }
         let candidates = online.filter { $0.hears[sensor] != nil && $0.freeSlots > 0 }
         guard let chosen = best(candidates, sensor: sensor, rssi: { $0.hears[sensor] ?? -127 }) else {
             let full = online.filter { $0.hears[sensor] != nil }.map(\.gateway)
-            return Decision(owner: nil, reason: full.isEmpty ? "no gateway of the fleet hears it"
+            return Decision(owner: nil, heldBy: nil, reason: full.isEmpty ? "no gateway of the fleet hears it"
                                                              : "heard only by gateways with no free slot (\(full.joined(separator: ", ")))")
         }
         let rssi = chosen.hears[sensor] ?? 0
         let others = candidates.count - 1
-        return Decision(owner: chosen.gateway,
+        return Decision(owner: chosen.gateway, heldBy: nil,
                         reason: "\(chosen.gateway) hears it at \(rssi) dBm" + (others > 0 ? " (best score of \(candidates.count) that hear it)" : ""))
     }
 

@@ -9,9 +9,10 @@ import CaptureValues
 /// ``untilChanged(since:)`` while another gateway should have the sensor; it reports each link with
 /// ``holding(_:_:)``, and its fleet reports what its scans hear with ``heard(_:)``.
 public protocol ConnectionClaims: Sendable {
-    /// Whether this gateway should try `address` now, and why (or why not), for the status; and
-    /// the version of what the fleet knows that the answer came from.
-    func turn(for address: String) async -> (mine: Bool, reason: String, version: UInt64)
+    /// Whether this gateway should try `address` now; the gateway whose link to the board keeps
+    /// it there, if one does; why (or why not), for the status; and the version of what the
+    /// fleet knows that the answer came from.
+    func turn(for address: String) async -> (mine: Bool, heldBy: String?, reason: String, version: UInt64)
     /// Returns once what the fleet knows has changed since `version`, or when the task is cancelled.
     func untilChanged(since version: UInt64) async
     /// `address` connected to this gateway (`true`), or its link ended.
@@ -45,11 +46,12 @@ extension SensorSupervisor {
         guard let claims = settings.claims else { return .atOnce }
         var waited = false
         while !Task.isCancelled {
-            let (mine, reason, version) = await claims.turn(for: address)
+            let (mine, heldBy, reason, version) = await claims.turn(for: address)
             current.fleet = reason
             if mine { return waited ? .afterWaiting : .atOnce }
             if current.state != .heldElsewhere { transition(to: .heldElsewhere, ["reason": "\(reason)"]) }
-            if linkedSinceHandOver, reason.hasPrefix("held by ") { await handOver(reason) }
+            // Another gateway's link has the board now: the session still open here ends.
+            if linkedSinceHandOver, heldBy != nil { await handOver(reason) }
             waited = true
             await claims.untilChanged(since: version)
         }
@@ -85,7 +87,7 @@ extension SensorSupervisor {
             }
             group.addTask {
                 while !Task.isCancelled {
-                    let (mine, reason, version) = await claims.turn(for: address)
+                    let (mine, _, reason, version) = await claims.turn(for: address)
                     if !mine { return .taken(reason) }
                     await claims.untilChanged(since: version)
                 }

@@ -82,12 +82,14 @@ final class FleetRuleTests: XCTestCase {
         await coordinator.channel(up: true)
         let unheard = await coordinator.turn(for: "S")
         XCTAssertFalse(unheard.mine)
+        XCTAssertNil(unheard.heldBy, "nobody's link keeps it")
         let seen = unheard.version
         let waiting = Task { await coordinator.untilChanged(since: seen) }
         await coordinator.received(topicGateway: "gw-b", payload: report("gw-b", holding: ["S"]).encoded())
         await waiting.value
         let held = await coordinator.turn(for: "S")
         XCTAssertEqual(held.reason, "held by gw-b")
+        XCTAssertEqual(held.heldBy, "gw-b", "the sensors see who holds it without reading the sentence")
         await coordinator.received(topicGateway: "gw-b", payload: FleetReport(gateway: "gw-b", online: false).encoded())
         await coordinator.heard(["S": -70])
         let mine = await coordinator.turn(for: "S")

@@ -36,6 +36,8 @@ enum RetentionPass {
         print("RETENTION seconds=\(fixed(seconds(ContinuousClock.now - started), 3)) usedBefore=\(before) usedAfter=\(report.usedBytes) "
               + "pruned=\(report.prunedChunks) evicted=\(report.evictedUnpublishedChunks) limit=\(report.limit.bytes) "
               + "transactions=\(report.transactions) longestTransaction=\(fixed(seconds(longest), 3))")
+        // Stopped as the gateway stops (after the timing): the next open does not copy the pass's WAL cycle again.
+        _ = try await store.endRun()
     }
 
     static func seconds(_ duration: Duration) -> Double { Double(duration / .microseconds(1)) / 1e6 }

@@ -67,6 +67,8 @@ enum StoreFill {
             print("OPEN \(open.id) \(device) chunks=\(open.chunkIds.count) samples=\(open.samples) startMs=\(Int64(open.startMs))")
         }
         used = try await store.usedBytes()
+        // Stopped as the gateway stops: the next open does not copy the last WAL cycle again.
+        _ = try await store.endRun()
         let seconds = Double((ContinuousClock.now - started) / .milliseconds(1)) / 1000
         let days = Int(((nowMs - totals.oldestMs) / 86_400_000).rounded(.up))
         print("FILLED bytes=\(used) sessions=\(totals.sessions) chunks=\(totals.chunks) samples=\(totals.samples) "
