@@ -13,10 +13,12 @@ extension GyroStore {
     ///
     /// Why: the WAL is kept across starts (`WALFile`), and the next open's recovery takes every
     /// frame of its current cycle as not yet copied (SQLite keeps that count only in the `-shm`,
-    /// which it rebuilds), so the first checkpoint of every start wrote the last cycle again:
-    /// 6.1 MB of scattered pages (docs/benchmarks-store.md). After this, the current cycle is
-    /// the one small commit; the cycle before, which follows it in the file, is what the open's
-    /// `CheckpointCheck` compares with the database file: all of it but its first frames.
+    /// which it rebuilds). A store closed after a checkpoint (the filler's) had its last cycle
+    /// written again at the next start, 6.1 MB of scattered pages; the gateway, which exits
+    /// without closing, left its last run's frames in the WAL only (docs/benchmarks-store.md).
+    /// After this, the file holds everything, and the current cycle is the one small commit; the
+    /// cycle before, which follows it in the file, is what the open's `CheckpointCheck` compares
+    /// with the database file: all of it but its first frames.
     ///
     /// A reader still in a transaction keeps the WAL from starting again: the stop then ends
     /// as before, no worse. A store found damaged is left alone.
