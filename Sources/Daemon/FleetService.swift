@@ -74,15 +74,15 @@ struct FleetService: Service {
         }
     }
 
-    /// Hand-offs on the publisher's connection, behind its outbox (``HandoffTransport``): tried
-    /// again for a minute while the broker is away.
+    /// Hand-offs on the publisher's connection, behind the rows its outbox held (``HandoffTransport``):
+    /// tried again for a minute while the broker is away.
     static func handoffTransport(_ publisher: MQTTPublisher, prefix: String) -> HandoffTransport {
-        HandoffTransport(outboxDelivered: { await publisher.waitUntilIdle() }) { sensor, payload in
+        HandoffTransport(outboxDelivered: { await publisher.waitUntilDelivered() }) { sensor, payload in
             let topic = FleetChannel.handoffTopic(prefix: prefix, sensor: sensor)
             for _ in 0..<60 {
                 if await publisher.publishDirect(topic: topic, payload: payload, retain: true) { return true }
                 try? await Task.sleep(for: .seconds(1))
-                await publisher.waitUntilIdle()
+                await publisher.waitUntilDelivered()
             }
             return false
         }

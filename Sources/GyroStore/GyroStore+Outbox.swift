@@ -140,6 +140,13 @@ extension GyroStore {
         for seq in seqs { try statement.execute([seq]) }
     }
 
+    /// The highest seq of the rows the publisher will send (not parked); nil when there are none.
+    public func lastDeliverableSeq() async throws(StoreError) -> Int64? {
+        try await read("reading the outbox's last row") { db in
+            try db.first("SELECT seq FROM outbox WHERE parkedAt IS NULL ORDER BY seq DESC LIMIT 1") { try $0.int64(0) }
+        }
+    }
+
     public func outboxStats() async throws(StoreError) -> OutboxStats {
         try await read("measuring the outbox") { db in
             var stats = try db.first("SELECT COUNT(*), COALESCE(SUM(bytes), 0), MIN(createdAt), COUNT(parkedAt) FROM outbox") { row in

@@ -63,6 +63,8 @@ final class DeliveryWindow: @unchecked Sendable {
         var inFlight = 0
         /// The highest outbox seq handed to libmosquitto on this connection.
         var lastHandedSeq: Int64 = 0
+        /// The lowest outbox seq still queued here or awaiting its PUBACK; nil when none is.
+        var lowestPendingSeq: Int64?
     }
 
     /// How a `feed` call ended.
@@ -270,9 +272,21 @@ final class DeliveryWindow: @unchecked Sendable {
         var report = state.report
         report.queued = state.queued
         report.inFlight = state.windowed
+        report.lowestPendingSeq = lowestPendingSeq(state)
         state.report = Report(lastHandedSeq: report.lastHandedSeq)
         state.notified = false
         return report
+    }
+
+    /// At most a window and a queue of entries (`inFlightWindow` each): cheap once per report.
+    private func lowestPendingSeq(_ state: State) -> Int64? {
+        var lowest: Int64?
+        func consider(_ flight: Flight) {
+            if case let .outbox(seq, _) = flight, lowest.map({ seq < $0 }) ?? true { lowest = seq }
+        }
+        for flight in state.inFlight.values { consider(flight) }
+        for entry in state.queue[state.head...] { consider(entry.flight) }
+        return lowest
     }
 
     /// Publishes queued documents (resync, then small rows) while the window has room.

@@ -26,6 +26,7 @@ extension MQTTPublisher {
     func apply(_ report: DeliveryWindow.Report) async {
         queued = report.queued
         windowed = report.inFlight
+        lowestPendingSeq = report.lowestPendingSeq
         lastHandedSeq = max(lastHandedSeq, report.lastHandedSeq)
         status.published += report.published
         status.inFlight = report.inFlight

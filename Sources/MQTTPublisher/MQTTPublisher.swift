@@ -92,6 +92,10 @@ public actor MQTTPublisher {
     var timers: [(alarm: ThreadExecutor.Alarm, deadline: ContinuousClock.Instant)] = []
     /// Callers of `waitUntilIdle()`, resumed when nothing is left to send.
     var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Callers of `waitUntilDelivered()`, with the last row each waits for.
+    var deliveryWaiters: [(target: Int64, continuation: CheckedContinuation<Void, Never>)] = []
+    /// The lowest outbox seq queued in the window or awaiting its PUBACK, as of its last report.
+    var lowestPendingSeq: Int64?
     /// Callers of `publishDirect` awaiting their PUBACK, by message id on the current connection.
     var directWaiters: [Int32: CheckedContinuation<Bool, Never>] = [:]
     public internal(set) var status = PublisherStatus()
@@ -131,6 +135,7 @@ public actor MQTTPublisher {
     }
 
     func resumeIdleWaiters(force: Bool = false) {
+        resumeDeliveryWaiters(force: force)
         guard !idleWaiters.isEmpty, force || isIdle else { return }
         let waiters = idleWaiters
         idleWaiters = []

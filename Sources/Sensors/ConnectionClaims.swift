@@ -125,6 +125,9 @@ extension SensorSupervisor {
             accelerometerContinuation = nil
             continuationReason = .gatewayRestarted
             staleBeforePlan = []
+            // Nor what the board sent on the link that ended before its initialisation was done
+            // (the released stream's samples): the next gateway counts them as missing.
+            unparsed = []
             await claims.release(address, handoff)
         } catch {
             logger.error("the session could not be released to the fleet; it stays open here", metadata: ["error": "\(error)"])
@@ -151,6 +154,8 @@ extension SensorSupervisor {
         // between exactly from them, instead of reaching the earlier link's shapes and no tracker.
         plan = nil
         staleBeforePlan = []
+        // Bytes an earlier link of this gateway left unparsed came before the hand-off's position.
+        unparsed = []
         continuation = await engine.continuation(device: identity.device, stream: .gyro)
         accelerometerContinuation = await engine.continuation(device: identity.device, stream: .accelerometer)
         continuationReason = .handedOver

@@ -288,8 +288,11 @@ def main() -> int:
                            f" (bound {SCAN_EVERY_S + CONNECT_S + 10:.0f} s)")
         def open_session(g: int, address: str):
             return (sensor_states(gateways[g]).get(address, {}).get("session") or {}).get("id")
+        # Streaming there, not only adopted: the moves below begin at once, and a link that ends
+        # while the adopter is still initialising the board is another case (docs/fleet.md).
         continued, seconds = wait_for(lambda: open_session(target, addresses[0]) == session_before
-                                      and open_session(first, addresses[0]) is None, 15)
+                                      and open_session(first, addresses[0]) is None
+                                      and sensor_states(gateways[target]).get(addresses[0], {}).get("state") == "streaming", 15)
         check(bool(continued) and session_before is not None,
               f"gw-{target} continues board 0's session {session_before} and gw-{first} holds it open no more ({seconds:.1f} s):"
               f" one open session a board, at the gateway that captures it")
