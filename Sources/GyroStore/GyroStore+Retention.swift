@@ -103,7 +103,9 @@ extension GyroStore {
                 if pass.phase == .pruning { try Self.prune(&pass, budget: &budget, in: db) }
                 var evictions: [ChunkEviction] = []
                 if pass.phase == .evicting, budget > 0 {
-                    evictions = try Self.evict(&pass, budget: budget, in: db, logger: logger, sessionDocuments: sessionDocuments)
+                    evictions = try Self.evict(&pass, budget: budget, in: db, logger: logger, sessionDocuments: sessionDocuments) {
+                        try self.workingLimit(in: db)
+                    }
                 }
                 return (pass, evictions)
             }
@@ -140,13 +142,22 @@ extension GyroStore {
     /// or `budget` are gone; then writes their sessions' rows and documents.
     private static func evict(
         _ pass: inout RetentionProgress, budget: Int, in db: SQLiteConnection, logger: Logger,
-        sessionDocuments: @Sendable (SessionRecord) -> [DocumentWrite]
+        sessionDocuments: @Sendable (SessionRecord) -> [DocumentWrite], measure: () throws -> WorkingLimit
     ) throws -> [ChunkEviction] {
-        let working = pass.report.limit, limit = working.bytes
+        var working = pass.report.limit
         var sessions: [String: SessionRecord] = [:], evictions: [ChunkEviction] = []
         var left = budget
         pass.phase = .done
-        while pass.report.usedBytes > limit {
+        // Measured again before each eviction: space given back while a pass runs (the status
+        // already says ok) ends its evictions at once. The limit only rises here, so a pass
+        // never evicts more than its first measurement asked for.
+        while pass.report.usedBytes > working.bytes {
+            let now = try measure()
+            if now.bytes > working.bytes {
+                working = now
+                pass.report.limit = now
+                if pass.report.usedBytes <= working.bytes { break }
+            }
             guard left > 0 else {
                 pass.phase = .evicting
                 break
@@ -169,7 +180,7 @@ extension GyroStore {
                 sessions[chunk.sessionId] = session
             }
             logger.error("evicted unpublished chunk documents: \(working.bound == .disk ? "the disk has no room for them" : "the store reached retention.maxStoreBytes"); their samples are now storeFull gaps of their sessions", metadata: [
-                "subsystem": "store", "chunks": "\(removed.joined(separator: ","))", "limitBytes": "\(limit)",
+                "subsystem": "store", "chunks": "\(removed.joined(separator: ","))", "limitBytes": "\(working.bytes)",
                 "limitSetBy": "\(working.bound.rawValue)", "diskRoomBytes": "\(working.diskRoomBytes.map { "\($0)" } ?? "-")",
                 "samples": "\(evictions.suffix(removed.count).reduce(0) { $0 + $1.samples })",
             ])
