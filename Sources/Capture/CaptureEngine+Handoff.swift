@@ -11,8 +11,10 @@ extension CaptureEngine {
     /// marked as no longer this gateway's (not open here, no end), so that neither a restart's
     /// recovery nor anything else here writes it again. Returns the hand-off for the next
     /// gateway, nil when the device has no open session. Medals are not evaluated: the session
-    /// has not ended.
-    public func releaseSession(device: String, gateway: String) async throws -> SessionHandoff? {
+    /// has not ended. `boardCycle` is the board's power cycle as this gateway placed it (its
+    /// `reset_uid` and reset time on the timeline, s), which the hand-off carries in true time.
+    public func releaseSession(device: String, gateway: String,
+                               boardCycle: SessionHandoff.BoardCycle? = nil) async throws -> SessionHandoff? {
         if redatingInProgress { await waitWhileRedating() }
         guard var session = open.removeValue(forKey: device) else { return nil }
         var streams: [SensorStream: SessionHandoff.Stream] = [:]
@@ -32,7 +34,14 @@ extension CaptureEngine {
         logger.info("session released to the fleet", metadata: ["subsystem": "capture", "session": "\(session.record.id)",
                                                                 "device": "\(device)", "samples": "\(session.record.samples)"])
         try await commit()
-        return SessionHandoff(session: session.record, streams: streams, from: gateway, atMs: now())
+        let cycle = boardCycle.map { SessionHandoff.BoardCycle(resetUID: $0.resetUID, resetTime: $0.resetTime + correctionMs / 1000) }
+        return SessionHandoff(session: session.record, streams: streams, from: gateway, atMs: now(), boardCycle: cycle)
+    }
+
+    /// The hand-off's board power cycle with its reset time on this gateway's timeline (s): where
+    /// the next reading of the board's clock places that cycle here.
+    public func timelineBoardCycle(of handoff: SessionHandoff) -> SessionHandoff.BoardCycle? {
+        handoff.boardCycle.map { SessionHandoff.BoardCycle(resetUID: $0.resetUID, resetTime: $0.resetTime - correctionMs / 1000) }
     }
 
     /// Continues a session another gateway (or this one, earlier) released: from now on this

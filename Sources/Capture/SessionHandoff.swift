@@ -27,15 +27,29 @@ public struct SessionHandoff: Sendable, Equatable {
         }
     }
 
+    /// The board's power cycle as the releasing gateway placed it: its `reset_uid` and when its
+    /// tick 0 was (true time, epoch s). The next gateway places the same cycle there, so that the
+    /// board's stamps on both sides of the hand-off share one frame and the samples produced in
+    /// between are counted exactly; two gateways' own readings of the clock differ by their
+    /// round trips, which under load can pass half a sample period.
+    public struct BoardCycle: Sendable, Equatable {
+        public var resetUID: UInt8
+        public var resetTime: Double
+
+        public init(resetUID: UInt8, resetTime: Double) { (self.resetUID, self.resetTime) = (resetUID, resetTime) }
+    }
+
     /// The session as the releasing gateway last wrote it, its chunk lists in full.
     public var session: SessionRecord
     public var streams: [SensorStream: Stream]
     /// The gateway that released it, and when (its clock, epoch ms).
     public var from: String
     public var atMs: Double
+    /// Nil when the releasing gateway never read the board's clock (a board without logging).
+    public var boardCycle: BoardCycle?
 
-    public init(session: SessionRecord, streams: [SensorStream: Stream], from: String, atMs: Double) {
-        (self.session, self.streams, self.from, self.atMs) = (session, streams, from, atMs)
+    public init(session: SessionRecord, streams: [SensorStream: Stream], from: String, atMs: Double, boardCycle: BoardCycle? = nil) {
+        (self.session, self.streams, self.from, self.atMs, self.boardCycle) = (session, streams, from, atMs, boardCycle)
     }
 
     /// The retained document (`gyrogate/fleet/handoff/<device>`).
@@ -57,6 +71,7 @@ public struct SessionHandoff: Sendable, Equatable {
             "gscope_data": .array(session.chunkIds.map(JSONValue.string)),
             "accel_data": .array(session.accelChunkIds.map(JSONValue.string)),
             "streams": .object(streamObjects), "from": .string(from), "atMs": .number(atMs),
+            "boardCycle": boardCycle.map { .object(["resetUID": .integer(Int64($0.resetUID)), "resetTime": .number($0.resetTime)]) } ?? .null,
         ])
         return object.encoded()
     }
@@ -110,7 +125,14 @@ public struct SessionHandoff: Sendable, Equatable {
             }
             streams[stream] = Stream(nextIndex: nextIndex, lastMs: lastMs, lastSeq: lastSeq, odrHz: odrHz, range: range)
         }
-        self.init(session: session, streams: streams, from: try text("from"), atMs: try number("atMs"))
+        var cycle: BoardCycle?
+        if let value = object["boardCycle"], value != .null {
+            guard let uid = value["resetUID"]?.int64, (0...255).contains(uid), let resetTime = value["resetTime"]?.double, resetTime.isFinite else {
+                throw .unreadable(device: device, "\"boardCycle\" lacks a resetUID (a byte) or a resetTime")
+            }
+            cycle = BoardCycle(resetUID: UInt8(uid), resetTime: resetTime)
+        }
+        self.init(session: session, streams: streams, from: try text("from"), atMs: try number("atMs"), boardCycle: cycle)
     }
 }
 

@@ -115,7 +115,8 @@ extension SensorSupervisor {
         guard let claims = settings.claims, !Task.isCancelled, await claims.handsOffSessions() else { return }
         await drainFeed()
         do {
-            guard let handoff = try await engine.handOffSession(device: identity.device, gateway: claims.gateway) else { return }
+            let cycle = boardClock.map { SessionHandoff.BoardCycle(resetUID: $0.resetUID, resetTime: $0.resetTime) }
+            guard let handoff = try await engine.handOffSession(device: identity.device, gateway: claims.gateway, boardCycle: cycle) else { return }
             linkedSinceHandOver = false
             // The session is no longer this gateway's: nothing of its streams may carry over into
             // the next link's (a continuation taken from a hand-off whose initialisation then
@@ -160,6 +161,16 @@ extension SensorSupervisor {
         accelerometerContinuation = await engine.continuation(device: identity.device, stream: .accelerometer)
         continuationReason = .handedOver
         current.lastSampleMs = continuation?.lastMs ?? current.lastSampleMs
+        // The board's clock is read next (initialisation): it places the same power cycle where
+        // the releasing gateway did, so the stale stamps count the samples in between in the
+        // frame the session's last ones were dated in (``MetaWearBoard`` keeps a known reset
+        // time within half a second of its reading).
+        if let cycle = await engine.timelineBoardCycle(of: handoff) {
+            resetTimes[cycle.resetUID] = cycle.resetTime
+            if settings.board.backfill != nil {
+                try? await engine.saveBoardResetTime(device: address, resetUID: cycle.resetUID, resetTime: cycle.resetTime)
+            }
+        }
         linkedSinceHandOver = true
         logger.notice("continuing a session handed over", metadata: ["session": "\(handoff.session.id)", "from": "\(handoff.from)"])
     }

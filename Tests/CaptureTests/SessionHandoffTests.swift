@@ -41,8 +41,10 @@ final class SessionHandoffTests: XCTestCase {
         let (a, b) = (makeEngine(storeA), makeEngine(storeB))
         let started = try await a.startSession(sensor: sensor, atMs: t0)
         try await feed(a, 0..<25)
-        let handoff = try some(try await a.releaseSession(device: sensor.device, gateway: "gw-a"))
+        let cycle = SessionHandoff.BoardCycle(resetUID: 5, resetTime: t0 / 1000 - 3_600.0125)
+        let handoff = try some(try await a.releaseSession(device: sensor.device, gateway: "gw-a", boardCycle: cycle))
         XCTAssertEqual(handoff.session.id, started.id)
+        XCTAssertEqual(handoff.boardCycle, cycle, "no clock correction here: the timeline is true time")
         XCTAssertEqual(handoff.session.chunkIds.count, 3, "the open chunk of 5 closed at the release")
         XCTAssertEqual(handoff.streams[.gyro]?.nextIndex, 25)
         XCTAssertEqual(handoff.streams[.gyro]?.lastSeq, 2)
@@ -57,6 +59,8 @@ final class SessionHandoffTests: XCTestCase {
         // Through its document, as it crosses the broker.
         let carried = try SessionHandoff(parsing: handoff.encoded(), device: sensor.device)
         XCTAssertEqual(carried, handoff)
+        let placed = await b.timelineBoardCycle(of: carried)
+        XCTAssertEqual(placed, cycle, "B places the board's power cycle where A did")
         try await b.adoptSession(carried)
         try await feed(b, 40..<52)  // 15 samples produced while the board moved
         try await b.stopSession(device: sensor.device)
@@ -131,6 +135,8 @@ final class SessionHandoffTests: XCTestCase {
              "not a chunk id"),
             (#"{"session":"s","userId":"u","device":"C4:BE:84:00:00:0B","startMs":1,"localDate":"d","samples":1,"expected":1,"gscope_data":[],"accel_data":[],"streams":{"gyro":{"nextIndex":-1}},"from":"g","atMs":1}"#,
              "stream \"gyro\""),
+            (#"{"session":"s","userId":"u","device":"C4:BE:84:00:00:0B","startMs":1,"localDate":"d","samples":1,"expected":1,"gscope_data":[],"accel_data":[],"from":"g","atMs":1,"boardCycle":{"resetUID":300,"resetTime":1}}"#,
+             "\"boardCycle\" lacks"),
         ]
         for (text, reason) in cases {
             XCTAssertThrowsError(try SessionHandoff(parsing: Array(text.utf8), device: sensor.device), text) { error in

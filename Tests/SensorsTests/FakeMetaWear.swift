@@ -16,6 +16,9 @@ final class FakeMetaWear: @unchecked Sendable {
     private var model: Model
     private(set) var writes: [String] = []
     var discoveryDelay: Duration = .zero
+    /// How long the log clock's answer takes on the way back (the tick is read when asked): a
+    /// gateway that reads it so measures the board's reset time later by about half of it.
+    var clockAnswerDelay: Duration = .zero
     // Board state that survives links.
     private var gyroConf: UInt8 = 0x28, gyroRange: UInt8 = 0
     private var gyroStarted = false, gyroInterrupt = false, gyroSubscribed = false, gyroPackedSubscribed = false
@@ -89,6 +92,12 @@ final class FakeMetaWear: @unchecked Sendable {
         target?.deliver(bytes)
     }
 
+    private func answer(_ bytes: [UInt8], after delay: Duration) {
+        // why: a board slow to answer (discovery, its clock) is the behaviour under test: the answer
+        // timeout doubles until it fits; a late clock answer moves the measured reset time.
+        if delay == .zero { notify(bytes) } else { Task { try? await Task.sleep(for: delay); self.notify(bytes) } }
+    }
+
     fileprivate func readDIS(_ uuid: String) -> String? {
         switch uuid {
         case MetaWearUUIDs.firmwareRevision: "1.7.3"
@@ -117,10 +126,7 @@ final class FakeMetaWear: @unchecked Sendable {
         guard bytes.count >= 2 else { return }
         let (module, register) = (bytes[0], bytes[1])
         if register == 0x80 {
-            let answer = moduleInfo(module)
-            let delay = discoveryDelay
-            // why: a board slow to answer discovery is the behaviour under test (the answer timeout doubles until it fits).
-            if delay == .zero { notify(answer) } else { Task { try? await Task.sleep(for: delay); self.notify(answer) } }
+            answer(moduleInfo(module), after: discoveryDelay)
             return
         }
         let arg = bytes.count > 2 ? bytes[2] : 0
@@ -137,7 +143,8 @@ final class FakeMetaWear: @unchecked Sendable {
         case (0x13, packedRegister): withLock { gyroPackedSubscribed = arg == 1 }
         case (0x0B, 0x84):
             let tick = UInt32((Self.now() - booted) * 1000 / Logging.tickMilliseconds)
-            notify([0x0B, 0x84, UInt8(tick & 0xFF), UInt8(tick >> 8 & 0xFF), UInt8(tick >> 16 & 0xFF), UInt8(tick >> 24), 0])
+            answer([0x0B, 0x84, UInt8(tick & 0xFF), UInt8(tick >> 8 & 0xFF), UInt8(tick >> 16 & 0xFF), UInt8(tick >> 24), 0],
+                   after: withLock { clockAnswerDelay })
         case (0x11, 0x8C), (0x11, 0xCC):
             let (pct, mv) = withLock { battery }
             notify([0x11, 0x8C, pct, UInt8(mv & 0xFF), UInt8(mv >> 8)])
