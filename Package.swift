@@ -164,7 +164,8 @@ let package = Package(
             swiftSettings: strict
         ),
         // A child process for the crash tests: feeds samples and reports what was acknowledged.
-        .executableTarget(name: "store-feeder", dependencies: ["Capture", "GyroStore"], path: "Tests/Tools/StoreFeeder"),
+        .executableTarget(name: "store-feeder", dependencies: ["Capture", "GyroStore", .product(name: "Logging", package: "swift-log")],
+                          path: "Tests/Tools/StoreFeeder"),
         // Fills a store with one long synthetic session, for the export's memory benchmark, or
         // with months of sessions up to a size (`fill`), for the full-store benchmark.
         .executableTarget(name: "store-filler", dependencies: ["Capture", "GyroStore", "CSQLite", "HostTime", "MetaWear", "ZoneInfo", "SupportCore",
@@ -209,21 +210,23 @@ let package = Package(
         .testTarget(name: "CaptureValuesTests", dependencies: ["CaptureValues", "SupportCore"]),
         // The emulated MetaWear (Tests/Peers) as a child process, for the tests that drive it.
         .target(name: "PeerSupport", dependencies: ["SupportCore"], path: "Tests/PeerSupport"),
-        .testTarget(name: "SensorsTests", dependencies: ["CaptureValues", "Sensors", "PosixThreads", "MetaWear", "Capture", "GyroStore", "BLEHost", "TestSupport", "PeerSupport"]),
+        .testTarget(name: "SensorsTests", dependencies: ["CaptureValues", "Sensors", "PosixThreads", "MetaWear", "Capture", "GyroStore", "BLEHost", "TestSupport", "PeerSupport",
+                                                         .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "BLEHostTests", dependencies: ["BLEHost", "PosixThreads", "BluetoothWire", "CHCISocket", "HCI", "GAP", "L2CAP", "ATT", "MetaWear", "PeerSupport", "SupportCore",
                                                          .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "GatewayConfigTests", dependencies: ["GatewayConfig", "ZoneInfo"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON", "SupportCore"]),
         .testTarget(name: "PosixThreadsTests", dependencies: ["PosixThreads", "SupportCore"]),
-        .testTarget(name: "HostTimeTests", dependencies: ["HostTime"]),
+        .testTarget(name: "HostTimeTests", dependencies: ["HostTime", "PosixThreads"]),
         .testTarget(name: "TextToolsTests", dependencies: ["TextTools"]),
         .testTarget(name: "ZoneInfoTests", dependencies: ["ZoneInfo", "SupportCore"]),
         .testTarget(name: "ExportTests", dependencies: ["Export", "Capture", "GyroStore", "MetaWear", "ZoneInfo", "SupportCore", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "GyroStoreTests", dependencies: ["GyroStore", "TestSupport", "CSQLite"]),
+        .testTarget(name: "GyroStoreTests", dependencies: ["GyroStore", "JSON", "TestSupport", "CSQLite"]),
         .testTarget(name: "AdminTests", dependencies: ["Admin", "Capture", "GyroStore", "GatewayConfig", "JSON", "TestSupport", .product(name: "NIOCore", package: "swift-nio"),
                                                      .product(name: "NIOPosix", package: "swift-nio")]),
         // A child process for the MQTT crash test: captures sessions and publishes them.
-        .executableTarget(name: "mqtt-feeder", dependencies: ["Capture", "GyroStore", "MQTTPublisher"], path: "Tests/Tools/MQTTFeeder"),
+        .executableTarget(name: "mqtt-feeder", dependencies: ["Capture", "GyroStore", "MQTTPublisher", .product(name: "Logging", package: "swift-log")],
+                          path: "Tests/Tools/MQTTFeeder"),
         // `swift run -c release mqtt-bench [DOCUMENTS]`
         .executableTarget(
             name: "mqtt-bench",
@@ -237,7 +240,7 @@ let package = Package(
         ),
         .testTarget(name: "WebViewTests", dependencies: ["WebView", "Admin", "Capture", "GyroStore", "GatewayConfig", "TestSupport",
                                                        .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")]),
-        .testTarget(name: "DoctorTests", dependencies: ["Doctor", "GatewayConfig", "TestSupport", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "DoctorTests", dependencies: ["Doctor", "BLEHost", "GatewayConfig", "TestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CaptureTests", dependencies: ["CaptureValues", "Capture", "GyroStore", "HostTime", "MetaWear", "ZoneInfo", "TestSupport"]),
         // Home Assistant MQTT discovery against a real mosquitto.
         .testTarget(

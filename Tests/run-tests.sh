@@ -80,6 +80,11 @@ if [ "$(id -u)" = 0 ] && [ "${GYROGATE_ARM64_PREBUILD:-}" != 0 ] && { [ "${CI:-}
     arm64_prebuild_pid=$!
 fi
 
+# Every import is a declared dependency of its target (SwiftPM builds an undeclared one only when
+# the build order happens to allow it); reads the manifest and the sources, a few seconds.
+step "every import declared in Package.swift (Tests/imports-declared.py)"
+.venv/bin/python Tests/imports-declared.py || exit 1
+
 step "building (debug, with tests)"
 set +e
 swift build --build-tests 2>&1 | grep -vE '^\[[0-9]+/[0-9]+\]'
