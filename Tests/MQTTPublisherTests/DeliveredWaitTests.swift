@@ -62,11 +62,9 @@ final class DeliveredWaitTests: XCTestCase {
 }
 
 /// Whether `body` finished within `seconds` (a guard against a hang, not a timing assertion);
-/// a body that hangs is left behind.
+/// a body that hangs is left behind. Waits on the body's end, not on the clock.
 private func finishes(within seconds: Double, _ body: @escaping @Sendable () async -> Void) async -> Bool {
-    let (outcomes, outcome) = AsyncStream.makeStream(of: Bool.self)
-    Task { await body(); outcome.yield(true) }
-    Task { try? await Task.sleep(for: .seconds(seconds)); outcome.yield(false) }
-    for await finished in outcomes { return finished }
-    return false
+    let finished = Watched(false)
+    Task { await body(); finished.set(true) }
+    return await finished.wait(timeout: seconds) { $0 }
 }
