@@ -5,7 +5,7 @@ import JSON
 /// An open session passed from one gateway of a fleet to the next: what the next one needs to
 /// go on writing the same `records` document for the same user, and where each stream goes on.
 ///
-/// The gateway whose link to the board ended writes it (``CaptureEngine/releaseSession(device:gateway:)``)
+/// The gateway whose link to the board ended writes it (``CaptureEngine/releaseSession(device:gateway:boardCycle:)``)
 /// once every document it wrote for the session is published, and stops writing the session;
 /// the gateway that connects to the board next takes it (``CaptureEngine/adoptSession(_:)``) and
 /// from then on is the only one that writes it. The samples the board produced in between are a
