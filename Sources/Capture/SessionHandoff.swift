@@ -61,6 +61,12 @@ public struct SessionHandoff: Sendable, Equatable {
                 "odrHz": .number(state.odrHz), "range": .number(state.range),
             ])
         }
+        // Apart from the literal below: a long literal with a closure in it is more than some
+        // compilers (the arm64 package's) type-check in reasonable time.
+        var cycle = JSONValue.null
+        if let boardCycle {
+            cycle = .object(["resetUID": .integer(Int64(boardCycle.resetUID)), "resetTime": .number(boardCycle.resetTime)])
+        }
         let object: JSONValue = .object([
             "session": .string(session.id), "userId": .string(session.userId), "device": .string(session.device),
             "startMs": .number(session.startMs), "lastSampleMs": session.lastSampleMs.map(JSONValue.number) ?? .null,
@@ -71,7 +77,7 @@ public struct SessionHandoff: Sendable, Equatable {
             "gscope_data": .array(session.chunkIds.map(JSONValue.string)),
             "accel_data": .array(session.accelChunkIds.map(JSONValue.string)),
             "streams": .object(streamObjects), "from": .string(from), "atMs": .number(atMs),
-            "boardCycle": boardCycle.map { .object(["resetUID": .integer(Int64($0.resetUID)), "resetTime": .number($0.resetTime)]) } ?? .null,
+            "boardCycle": cycle,
         ])
         return object.encoded()
     }
