@@ -9,7 +9,7 @@ sample's x = int16(n) (Tests/Peers/README.md, "Waveform").
         [--sensors 2] [--odr 100] [--first 15] [--seconds 35] [--last 10] [--chunk-size 500]
         [--tolerance-ms 20] [--drift-ppm 50] [--strict-clock] [--json OUT]
 
-The guest's clock is changed with Tests/VM/guest_clock.py (clock_settime, adjtimex) and its
+The guest's clock is changed with Tests/VM/guest_clock.py (adjtimex: ADJ_SETOFFSET, ADJ_STATUS) and its
 offset from the peer's is measured NTP-style before and after every change; absolute times are
 compared with the peer's clock, never the guest's (a monotonic anchor, peer time minus the
 guest's CLOCK_MONOTONIC, dates every event and receipt here).

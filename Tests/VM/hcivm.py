@@ -21,7 +21,7 @@ caches the kernel and initramfs):
               hci:0 first with --hci-first: alternate the order between runs)
 
 Honest time (issue 38; Tests/VM/guest_time_check.py runs them, Tests/VM/guest_clock.py steps the
-guest's clock with clock_settime and sets or clears STA_UNSYNC with adjtimex, as an NTP client
+guest's clock with adjtimex ADJ_SETOFFSET, as chrony does, and sets or clears STA_UNSYNC with adjtimex, as an NTP client
 would; true time is the peer's clock, on this machine, whose offset from the guest's is measured
 before and after every change). Two boards at 100 Hz over hci:0, chunks of 500 points, their
 crystals 20 ppm fast and 20 ppm slow (--board-drift-ppm; the peer's truth follows each):

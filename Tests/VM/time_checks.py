@@ -208,11 +208,14 @@ class Analysis(DocumentChecks):
         """w: a SIGKILL during the re-dating leaves each session of the killed run either before it
         (3 days behind, as captured) or after it (true), wholly: its chunks and record in one frame.
         The other checks then take each chunk's truth in its own frame."""
+        # The frame before the re-dating is the guest's clock as it was set, measured: about 3 days
+        # behind, give or take what the step and the measurement missed (within their bounds).
+        behind = self.unsynchronised_offset()
         errors: dict[str, list[float]] = {}
         for q in self.points:
             errors.setdefault(q["topic"], []).append(q["stamp_ms"] / 1000 - (q["due"] + self.shift))
         for topic, errs in errors.items():
-            self.frame[topic] = -3 * DAY if statistics.median(errs) < -DAY / 2 else 0.0
+            self.frame[topic] = behind if statistics.median(errs) < -DAY / 2 else 0.0
         killed_at = next((p["start"] for p in self.run.phases if p["name"] == "restart (no gateway)"), float("inf"))
         first_due = {}
         for q in self.points:
@@ -222,7 +225,7 @@ class Analysis(DocumentChecks):
             chunks = [f"realtime_data/{c}" for c in doc.get("gscope_data") or [] if f"realtime_data/{c}" in self.frame]
             frames = {self.frame[c] for c in chunks}
             sid = topic.split("/", 1)[1]
-            (mixed if len(frames) > 1 else before if frames == {-3 * DAY} else after).append(sid)
+            (mixed if len(frames) > 1 else before if frames == {behind} else after).append(sid)
             if chunks and min(first_due[c] for c in chunks) < killed_at:
                 killed_run.append(sid)
         # Where the kill fell, from the first gateway's log (the second appends to it after its start).
@@ -240,6 +243,16 @@ class Analysis(DocumentChecks):
         self.check(not mixed, f"(w) every session wholly before or wholly after the re-dating the kill interrupted: "
                               f"{len(before)} before (3 days behind), {len(after)} at their true time"
                    + (f" -- mixed: {', '.join(mixed[:3])}" if mixed else ""))
+
+    def unsynchronised_offset(self) -> float:
+        """The guest's clock minus true time while it was 3 days behind (w's first event)."""
+        for e in self.run.events:
+            if e["what"].startswith("set 3 days behind"):
+                measured = e["result"]["offset_after"]
+                info(f"(w) the frame before the re-dating: the guest's clock {delta(measured['offset_ms'] + 3 * DAY * 1000)} "
+                     f"off 3 days behind (measured, round trip {measured['rtt_ms']} ms)")
+                return measured["offset_s"] - self.shift
+        return -3 * DAY
 
     def truth(self, q: dict) -> float:
         """The time sample `q` should carry: its due time, in its chunk's frame (w)."""
