@@ -216,6 +216,10 @@ step "reliability suite (quick, 3 cases at a time)"
 # three times (20 s apart) with no sample in two sessions, a SIGKILLed gateway's boards taken over.
 step "a fleet of gateways (Tests/Fleet)"
 timeout 400 .venv/bin/python Tests/Fleet/fleet_test.py --gateway "$PWD/.build/debug/gyrogate" --gateways 3 --sensors 6 --moves 3 || exit 1
+# Again with backfill: the boards' logs fill the samples between two gateways, the gaps an
+# earlier gateway left too (the hand-off carries their chunks), so no record misses a sample.
+step "a fleet of gateways with backfill (Tests/Fleet --backfill)"
+timeout 400 .venv/bin/python Tests/Fleet/fleet_test.py --gateway "$PWD/.build/debug/gyrogate" --gateways 3 --sensors 6 --moves 3 --backfill || exit 1
 # deploy/: install.sh in a throwaway root, the unit under systemd-analyze verify, the mosquitto examples.
 step "deploy: install.sh, the systemd unit, the mosquitto examples"
 bash Tests/Deploy/test_install.sh --binary "$PWD/.build/debug/gyrogate" || exit 1

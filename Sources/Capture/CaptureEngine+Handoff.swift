@@ -13,8 +13,10 @@ extension CaptureEngine {
     /// gateway, nil when the device has no open session. Medals are not evaluated: the session
     /// has not ended. `boardCycle` is the board's power cycle as this gateway placed it (its
     /// `reset_uid` and reset time on the timeline, s), which the hand-off carries in true time.
-    public func releaseSession(device: String, gateway: String,
-                               boardCycle: SessionHandoff.BoardCycle? = nil) async throws -> SessionHandoff? {
+    /// With `carryingGapChunks` (a gateway that backfills), the hand-off carries the session's
+    /// chunks that list a gap a backfill could still fill, so that the next gateway can fill it.
+    public func releaseSession(device: String, gateway: String, boardCycle: SessionHandoff.BoardCycle? = nil,
+                               carryingGapChunks: Bool = false) async throws -> SessionHandoff? {
         if redatingInProgress { await waitWhileRedating() }
         guard var session = open.removeValue(forKey: device) else { return nil }
         var streams: [SensorStream: SessionHandoff.Stream] = [:]
@@ -34,14 +36,15 @@ extension CaptureEngine {
         logger.info("session released to the fleet", metadata: ["subsystem": "capture", "session": "\(session.record.id)",
                                                                 "device": "\(device)", "samples": "\(session.record.samples)"])
         try await commit()
-        let cycle = boardCycle.map { SessionHandoff.BoardCycle(resetUID: $0.resetUID, resetTime: $0.resetTime + correctionMs / 1000) }
-        return SessionHandoff(session: session.record, streams: streams, from: gateway, atMs: now(), boardCycle: cycle)
+        let cycle = boardCycle?.shifted(bySeconds: correctionMs / 1000)
+        let carried = carryingGapChunks ? try await store.carriedChunks(sessionId: session.record.id) : []
+        return SessionHandoff(session: session.record, streams: streams, from: gateway, atMs: now(), boardCycle: cycle, carried: carried)
     }
 
     /// The hand-off's board power cycle with its reset time on this gateway's timeline (s): where
     /// the next reading of the board's clock places that cycle here.
     public func timelineBoardCycle(of handoff: SessionHandoff) -> SessionHandoff.BoardCycle? {
-        handoff.boardCycle.map { SessionHandoff.BoardCycle(resetUID: $0.resetUID, resetTime: $0.resetTime - correctionMs / 1000) }
+        handoff.boardCycle?.shifted(bySeconds: -correctionMs / 1000)
     }
 
     /// Continues a session another gateway (or this one, earlier) released: from now on this
@@ -65,13 +68,15 @@ extension CaptureEngine {
             session.streams[stream] = state
         }
         open[device] = session
-        pending.inherited.append(InheritedChunks(sessionId: record.id, gyro: record.chunkIds, accelerometer: record.accelChunkIds))
+        pending.inherited.append(InheritedChunks(sessionId: record.id, gyro: record.chunkIds, accelerometer: record.accelChunkIds,
+                                                   carried: handoff.carried))
         runSessions[record.id] = RunSession(startedHere: false, chunksBefore: Set(record.chunkIds + record.accelChunkIds),
                                             continuedFrom: Dictionary(handoff.streams.map { ($0.key.rawValue, $0.value.nextIndex) },
                                                                       uniquingKeysWith: min))
         counters.sessionsAdopted += 1
         logger.info("session adopted from the fleet", metadata: ["subsystem": "capture", "session": "\(record.id)",
-                                                                 "device": "\(device)", "from": "\(handoff.from)"])
+                                                                 "device": "\(device)", "from": "\(handoff.from)",
+                                                                 "chunksCarried": "\(handoff.carried.count)"])
         try await commit()
     }
 
@@ -86,7 +91,8 @@ extension CaptureEngine {
         record.endMs = record.lastSampleMs ?? record.startMs
         pending.sessions.append(record)
         pending.documents += renderer.sessionDocuments(record)
-        pending.inherited.append(InheritedChunks(sessionId: record.id, gyro: record.chunkIds, accelerometer: record.accelChunkIds))
+        pending.inherited.append(InheritedChunks(sessionId: record.id, gyro: record.chunkIds, accelerometer: record.accelChunkIds,
+                                                   carried: handoff.carried))
         counters.sessionsClosed += 1
         logger.info("session handed over and not continued: closed at its last sample",
                     metadata: ["subsystem": "capture", "session": "\(record.id)", "from": "\(handoff.from)"])

@@ -5,7 +5,7 @@ import JSON
 /// An open session passed from one gateway of a fleet to the next: what the next one needs to
 /// go on writing the same `records` document for the same user, and where each stream goes on.
 ///
-/// The gateway whose link to the board ended writes it (``CaptureEngine/releaseSession(device:gateway:boardCycle:)``)
+/// The gateway whose link to the board ended writes it (``CaptureEngine/releaseSession(device:gateway:boardCycle:carryingGapChunks:)``)
 /// once every document it wrote for the session is published, and stops writing the session;
 /// the gateway that connects to the board next takes it (``CaptureEngine/adoptSession(_:)``) and
 /// from then on is the only one that writes it. The samples the board produced in between are a
@@ -37,6 +37,12 @@ public struct SessionHandoff: Sendable, Equatable {
         public var resetTime: Double
 
         public init(resetUID: UInt8, resetTime: Double) { (self.resetUID, self.resetTime) = (resetUID, resetTime) }
+
+        /// The same cycle with its reset time moved by `seconds`: from one gateway's timeline
+        /// into true time (its clock correction) or back.
+        public func shifted(bySeconds seconds: Double) -> BoardCycle {
+            BoardCycle(resetUID: resetUID, resetTime: resetTime + seconds)
+        }
     }
 
     /// The session as the releasing gateway last wrote it, its chunk lists in full.
@@ -47,9 +53,14 @@ public struct SessionHandoff: Sendable, Equatable {
     public var atMs: Double
     /// Nil when the releasing gateway never read the board's clock (a board without logging).
     public var boardCycle: BoardCycle?
+    /// The session's closed chunks that list a gap a backfill could still fill, with their
+    /// documents, so that the next gateway can fill them (`GyroStore.CarriedChunk`).
+    public var carried: [CarriedChunk]
 
-    public init(session: SessionRecord, streams: [SensorStream: Stream], from: String, atMs: Double, boardCycle: BoardCycle? = nil) {
+    public init(session: SessionRecord, streams: [SensorStream: Stream], from: String, atMs: Double, boardCycle: BoardCycle? = nil,
+                carried: [CarriedChunk] = []) {
         (self.session, self.streams, self.from, self.atMs, self.boardCycle) = (session, streams, from, atMs, boardCycle)
+        self.carried = carried
     }
 
     /// The retained document (`gyrogate/fleet/handoff/<device>`).
@@ -77,7 +88,7 @@ public struct SessionHandoff: Sendable, Equatable {
             "gscope_data": .array(session.chunkIds.map(JSONValue.string)),
             "accel_data": .array(session.accelChunkIds.map(JSONValue.string)),
             "streams": .object(streamObjects), "from": .string(from), "atMs": .number(atMs),
-            "boardCycle": cycle,
+            "boardCycle": cycle, "carried": carriedValue(),
         ])
         return object.encoded()
     }
@@ -138,7 +149,8 @@ public struct SessionHandoff: Sendable, Equatable {
             }
             cycle = BoardCycle(resetUID: UInt8(uid), resetTime: resetTime)
         }
-        self.init(session: session, streams: streams, from: try text("from"), atMs: try number("atMs"), boardCycle: cycle)
+        self.init(session: session, streams: streams, from: try text("from"), atMs: try number("atMs"), boardCycle: cycle,
+                  carried: try Self.carried(object["carried"], sessionId: session.id, device: device))
     }
 }
 

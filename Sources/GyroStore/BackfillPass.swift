@@ -45,6 +45,7 @@ struct BackfillPass {
             } else {
                 try splice(plan, into: target, for: gap, in: &session)
             }
+            if !change.newChunkIds.isEmpty { try SessionRecord.listInherited(change, sessionId: session.id, db) }
             report.filled += change.filled
             if change.remaining.isEmpty { report.gapsClosed += 1 }
             report.changes[session.id, default: []].append(change)

@@ -72,9 +72,12 @@ extension GyroStore {
             return try await write { db in
                 var pass = BackfillPass(db: db, stream: stream, samples: samples, window: firstMs...lastMs, chunkSize: chunkSize,
                                         renderers: renderers, now: Date().timeIntervalSince1970)
-                // Summaries: a session's lists are read only if a gap of it is filled.
-                for session in try SessionRecord.read(db, "WHERE device = ? COLLATE NOCASE AND gaps != '[]' AND startMs <= ? ORDER BY startMs",
-                                                      [device, lastMs + 60_000], lists: false) {
+                // Summaries: a session's lists are read only if a gap of it is filled. Not a session
+                // this gateway released to the fleet (not open, no end): another one writes it now.
+                for session in try SessionRecord.read(db, """
+                    WHERE device = ? COLLATE NOCASE AND gaps != '[]' AND startMs <= ? AND (isOpen = 1 OR endMs IS NOT NULL)
+                    ORDER BY startMs
+                    """, [device, lastMs + 60_000], lists: false) {
                     try pass.fill(session)
                 }
                 return pass.report
@@ -112,10 +115,13 @@ extension GyroStore {
 
 extension GyroStore {
     /// The time spans (epoch ms) of `device`'s gaps of `stream` that a backfill could fill, in
-    /// sessions started since `sinceMs`: what a log download needs to keep.
+    /// sessions started since `sinceMs` that this gateway writes: what a log download needs to keep.
     public func fillableGaps(device: String, stream: String, sinceMs: Double) async throws(StoreError) -> [GapRange] {
         try await read("reading the gaps to backfill") { db in
-            try db.all("SELECT gaps FROM session WHERE device = ? COLLATE NOCASE AND gaps != '[]' AND startMs >= ?", [device, sinceMs]) {
+            try db.all("""
+                SELECT gaps FROM session WHERE device = ? COLLATE NOCASE AND gaps != '[]' AND startMs >= ?
+                    AND (isOpen = 1 OR endMs IS NOT NULL)
+                """, [device, sinceMs]) {
                 try JSONColumn.gaps(try $0.optionalText(0))
             }
                 .flatMap { $0 }.filter { $0.stream == stream && $0.reason != .storeFull }

@@ -23,6 +23,7 @@ extension GyroStore {
         for lists in changes.inherited {
             try db.run("INSERT OR REPLACE INTO sessionInherited (sessionId, gyro, accel) VALUES (?, ?, ?)",
                        [lists.sessionId, lists.gyro.joined(separator: ","), lists.accelerometer.joined(separator: ",")])
+            for carried in lists.carried where carried.chunk.sessionId == lists.sessionId { try carried.store(in: db) }
         }
         // After the renamed sessions' new rows (a chunk must name an existing session), before
         // the old rows go (deleting a session deletes its chunks).

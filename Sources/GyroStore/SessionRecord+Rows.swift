@@ -74,6 +74,19 @@ extension SessionRecord {
         }
     }
 
+    /// New chunks a backfill made beside a chunk of the inherited part (one another gateway
+    /// wrote, carried here with its gap: ``CarriedChunk``) are listed there too, beside it, so
+    /// that the lists stay in order of the chunks' first samples.
+    static func listInherited(_ change: BackfillReport.GapChange, sessionId: String, _ db: SQLiteConnection) throws {
+        let column = change.gap.stream == "gyro" ? "gyro" : "accel"
+        guard let text = try db.first("SELECT \(column) FROM sessionInherited WHERE sessionId = ?", [sessionId], { try $0.text(0) })
+        else { return }
+        var ids = text.split(separator: ",").map(String.init)
+        guard let at = ids.firstIndex(of: change.nextTo) else { return }
+        ids.insert(contentsOf: change.newChunkIds, at: change.after ? at + 1 : at)
+        try db.run("UPDATE sessionInherited SET \(column) = ? WHERE sessionId = ?", [ids.joined(separator: ","), sessionId])
+    }
+
     /// Writes the row, inserting it or replacing every column that can change, through one
     /// cached statement. A session's user, device and start (its id is made of them) are never
     /// rewritten: SQLite rewrites an index entry whose columns an UPDATE sets, even to the same

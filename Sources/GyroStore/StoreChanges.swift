@@ -112,10 +112,14 @@ public struct InheritedChunks: Sendable, Equatable {
     public var sessionId: String
     public var gyro: [String]
     public var accelerometer: [String]
+    /// The chunks among them that list a gap a backfill could still fill, with their documents
+    /// (``CarriedChunk``): stored here so that this gateway can fill those gaps.
+    public var carried: [CarriedChunk]
 
-    public init(sessionId: String, gyro: [String], accelerometer: [String]) {
+    public init(sessionId: String, gyro: [String], accelerometer: [String], carried: [CarriedChunk] = []) {
         self.sessionId = sessionId
         self.gyro = gyro
         self.accelerometer = accelerometer
+        self.carried = carried
     }
 }

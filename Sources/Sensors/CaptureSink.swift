@@ -23,9 +23,11 @@ public protocol CaptureSink: Sendable {
     /// captures the board, and its samples go into a session there.
     func closeSession(device: String, reason: String) async
     /// Releases the device's open session for the gateway that connects to the board next
-    /// (`CaptureEngine.releaseSession(device:gateway:boardCycle:)`), with the board's power cycle
-    /// as this gateway placed it (timeline); nil when none is open.
-    func handOffSession(device: String, gateway: String, boardCycle: SessionHandoff.BoardCycle?) async throws -> SessionHandoff?
+    /// (`CaptureEngine.releaseSession(device:gateway:boardCycle:carryingGapChunks:)`), with the
+    /// board's power cycle as this gateway placed it (timeline) and, for a gateway that
+    /// backfills, the chunks listing gaps its log may still fill; nil when none is open.
+    func handOffSession(device: String, gateway: String, boardCycle: SessionHandoff.BoardCycle?,
+                        carryingGapChunks: Bool) async throws -> SessionHandoff?
     /// Where the hand-off's board power cycle began on this gateway's timeline (s).
     func timelineBoardCycle(of handoff: SessionHandoff) async -> SessionHandoff.BoardCycle?
     /// Takes a released session: continues it, or closes it at its last sample when it waited
@@ -38,8 +40,9 @@ extension CaptureEngine: CaptureSink {
         _ = try? await stopSession(device: device, reason: reason)
     }
 
-    public func handOffSession(device: String, gateway: String, boardCycle: SessionHandoff.BoardCycle?) async throws -> SessionHandoff? {
-        try await releaseSession(device: device, gateway: gateway, boardCycle: boardCycle)
+    public func handOffSession(device: String, gateway: String, boardCycle: SessionHandoff.BoardCycle?,
+                               carryingGapChunks: Bool) async throws -> SessionHandoff? {
+        try await releaseSession(device: device, gateway: gateway, boardCycle: boardCycle, carryingGapChunks: carryingGapChunks)
     }
 
     public func continueSession(_ handoff: SessionHandoff) async throws -> Bool {

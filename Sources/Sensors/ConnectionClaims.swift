@@ -116,7 +116,8 @@ extension SensorSupervisor {
         await drainFeed()
         do {
             let cycle = boardClock.map { SessionHandoff.BoardCycle(resetUID: $0.resetUID, resetTime: $0.resetTime) }
-            guard let handoff = try await engine.handOffSession(device: identity.device, gateway: claims.gateway, boardCycle: cycle) else { return }
+            guard let handoff = try await engine.handOffSession(device: identity.device, gateway: claims.gateway, boardCycle: cycle,
+                                                                carryingGapChunks: settings.board.backfill != nil) else { return }
             linkedSinceHandOver = false
             // The session is no longer this gateway's: nothing of its streams may carry over into
             // the next link's (a continuation taken from a hand-off whose initialisation then

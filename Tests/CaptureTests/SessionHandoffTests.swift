@@ -30,9 +30,8 @@ final class SessionHandoffTests: XCTestCase {
     }
 
     func feed(_ engine: CaptureEngine, _ indices: Range<Int64>) async throws {
-        let samples = indices.map { StoredSample(timestampMs: t0 + Double($0) * 10, x: Float($0 % 300), y: 1, z: -1) }
         try await engine.append(sensor: sensor, stream: .gyro, odrHz: 100, range: 2000, firstIndex: indices.lowerBound,
-                                samples: samples, gapReason: .handedOver)
+                                samples: samples(indices), gapReason: .handedOver)
     }
 
     func testAReleasedSessionGoesOnAtTheNextGatewayAsTheSameRecord() async throws {
@@ -124,6 +123,60 @@ final class SessionHandoffTests: XCTestCase {
         XCTAssertEqual(closed.chunkIds, ["c1", "c2"])
     }
 
+    /// A gap the releasing gateway could not fill (its link ended during the log's download) lies
+    /// in a chunk of its store; the hand-off carries that chunk, and the next gateway's backfill
+    /// fills the gap there, with the new chunks listed in place. The releasing gateway fills
+    /// nothing of the session any more: another gateway writes it.
+    func testAGapTheFirstGatewayLeftIsFilledByTheNext() async throws {
+        let (folders, storeA, storeB) = try twoGateways()
+        defer { folders.forEach { $0.remove() } }
+        let (a, b) = (makeEngine(storeA), makeEngine(storeB))
+        let started = try await a.startSession(sensor: sensor, atMs: t0)
+        try await feed(a, 0..<25)
+        try await a.append(sensor: sensor, stream: .gyro, odrHz: 100, range: 2000, firstIndex: 40, samples: samples(40..<60),
+                           gapReason: .disconnected("link lost"))
+        let handoff = try some(try await a.releaseSession(device: sensor.device, gateway: "gw-a", carryingGapChunks: true))
+        XCTAssertEqual(handoff.carried.map(\.chunk.firstIndex), [20], "the chunk that lists the gap (20..<25, 40..<45), and only it")
+        let carried = try SessionHandoff(parsing: handoff.encoded(), device: sensor.device)
+        XCTAssertEqual(carried, handoff, "its body crosses the broker unchanged")
+        let late = try await a.backfill(device: sensor.device, stream: .gyro, samples: samples(25..<40))
+        XCTAssertEqual(late.filled, 0, "A released the session: it writes none of it")
+
+        try await b.adoptSession(carried)
+        try await feed(b, 70..<80)  // the board moved: 60..<70 handed over
+        let report = try await b.backfill(device: sensor.device, stream: .gyro, samples: samples(25..<40) + samples(60..<70))
+        XCTAssertEqual(report.filled, 25)
+        XCTAssertEqual(report.gapsClosed, 2)
+        try await b.stopSession(device: sensor.device)
+
+        let record = try some(try await storeB.session(id: started.id))
+        XCTAssertEqual(record.gaps, [])
+        XCTAssertEqual(record.samples, 80)
+        XCTAssertEqual(record.expected, 80)
+        let carriedId = handoff.carried[0].chunk.id
+        let at = try some(record.chunkIds.firstIndex(of: carriedId))
+        XCTAssertEqual(Array(record.chunkIds.prefix(at + 1)), Array(handoff.session.chunkIds.prefix(at + 1)),
+                       "A's chunks in order up to the one that listed the gap")
+        XCTAssertEqual(record.chunkIds.count, handoff.session.chunkIds.count + 2 + 2,
+                       "the filled chunks (10 and 5), B's own and the one the handed-over gap filled")
+        var points: [Double] = []
+        for id in record.chunkIds[at...(at + 2)] {
+            let body = try some(try await storeB.document(try DocumentPaths.chunk(id)))
+            let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])
+            XCTAssertEqual((object["gaps"] as? [Any])?.count, 0, "chunk \(id) lists no gap now")
+            points += ((object["data"] as? [[String: Any]]) ?? []).compactMap { $0["timestamp"] as? Double }
+        }
+        XCTAssertEqual(points.sorted().map { $0.rounded() }, samples(20..<45).map { $0.timestampMs.rounded() },
+                       "the carried chunk's samples and the filled ones, once (to the millisecond the documents carry)")
+        let recordBody = try some(try await storeB.document(try DocumentPaths.record(started.id)))
+        let document = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(recordBody)) as? [String: Any])
+        XCTAssertEqual(document["gscope_data"] as? [String], record.chunkIds, "the records document lists them as the store does")
+    }
+
+    func samples(_ range: Range<Int64>) -> [StoredSample] {
+        range.map { StoredSample(timestampMs: t0 + Double($0) * 10, x: Float($0 % 300), y: 1, z: -1) }
+    }
+
     func testABadHandoffDocumentIsRefusedWithItsReason() {
         let cases: [(String, String)] = [
             ("[]", "not a JSON object"),
@@ -137,6 +190,8 @@ final class SessionHandoffTests: XCTestCase {
              "stream \"gyro\""),
             (#"{"session":"s","userId":"u","device":"C4:BE:84:00:00:0B","startMs":1,"localDate":"d","samples":1,"expected":1,"gscope_data":[],"accel_data":[],"from":"g","atMs":1,"boardCycle":{"resetUID":300,"resetTime":1}}"#,
              "\"boardCycle\" lacks"),
+            (#"{"session":"s","userId":"u","device":"C4:BE:84:00:00:0B","startMs":1,"localDate":"d","samples":1,"expected":1,"gscope_data":[],"accel_data":[],"from":"g","atMs":1,"carried":[{"id":"c1","stream":"gyro","body":"%%"}]}"#,
+             "carried chunk 0 lacks"),
         ]
         for (text, reason) in cases {
             XCTAssertThrowsError(try SessionHandoff(parsing: Array(text.utf8), device: sensor.device), text) { error in

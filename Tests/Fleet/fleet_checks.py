@@ -12,6 +12,26 @@ import reliability as rel  # noqa: E402
 import case_faults  # noqa: E402  (the comparison with the board's own record)
 
 
+def fleet_chunks(stores: list) -> list:
+    """Every chunk of the fleet once. A chunk the hand-off carried (it listed a gap a backfill
+    could fill) is in the releasing gateway's store and the adopter's; the adopter's copy, where
+    a backfill may have filled it since, is the later version: the one with the most points."""
+    chunks: dict = {}
+    for store in stores:
+        for chunk in store.chunks:
+            kept = chunks.get(chunk.id)
+            if kept is None or (len(chunk.points), chunk.count) > (len(kept.points), kept.count):
+                chunks[chunk.id] = chunk
+    return list(chunks.values())
+
+
+def fleet_store(stores: list):
+    """The fleet's stores as one: each session once (its rows' last), each chunk once."""
+    unique = {s["id"]: s for st in stores for s in st.sessions}
+    return rel.Store(integrity="ok", sessions=sorted(unique.values(), key=lambda s: s["startMs"]),
+                     records={}, chunks=fleet_chunks(stores))
+
+
 def record_checks(stores: list, victim: int) -> list[tuple[bool, str]]:
     """Point 6 in the stores: a session that crossed gateways has a row in each; the last (the
     one still open or closed, not released) counts the samples all its chunks hold."""
@@ -20,6 +40,7 @@ def record_checks(stores: list, victim: int) -> list[tuple[bool, str]]:
         for s in store.sessions:
             rows.setdefault(s["id"], []).append((g, s))
     bad_rows, bad_counts, crossed = [], [], 0
+    fleet = fleet_store(stores)
     for sid, holders in rows.items():
         for g, s in holders:
             if s["expected"] - s["samples"] != rel.gaps_missing(s["gaps"]):
@@ -32,7 +53,7 @@ def record_checks(stores: list, victim: int) -> list[tuple[bool, str]]:
         g, last = max(current, key=lambda held: held[1]["samples"])
         if last["isOpen"] and g == victim:
             continue  # left open by the kill: completed at its next start
-        held = sum(c.count if c.pruned else len(c.points) for st in stores for c in st.chunks_of(sid))
+        held = sum(c.count if c.pruned else len(c.points) for c in fleet.chunks_of(sid))
         if held != last["samples"]:
             bad_counts.append(f"{sid}: gw-{g}'s row says {last['samples']}, the fleet's chunks hold {held}")
     return [(not bad_rows, f"{len(rows)} sessions in the fleet's stores: expected - samples == sum(gaps.missing) in every row"
@@ -48,10 +69,7 @@ def board_checks(stores: list, peer_sensors: list[dict]) -> list[tuple[bool, str
     the board's counter, the gaps of the session's stream index are the samples lost there; where
     a gateway started the board's stream again, the indexes skipped are the samples the board
     produced and never delivered (the end of the one run, the start of the next)."""
-    unique = {s["id"]: s for st in stores for s in st.sessions}
-    fleet = rel.Store(integrity="ok", sessions=sorted(unique.values(), key=lambda s: s["startMs"]),
-                      records={}, chunks=[c for st in stores for c in st.chunks])
-    stored = case_faults._stored_samples(fleet)
+    stored = case_faults._stored_samples(fleet_store(stores))
     inside, restarts, failures = 0, 0, []
     for sensor in peer_sensors:
         device = sensor["address"][:17].upper()

@@ -21,8 +21,9 @@ Checks, each printed PASS/FAIL:
    chunk published for it, and its samples between two gateways a `handed over` gap; across the
    fleet's stores (read with `gyrogate store dump`) every session's last row counts exactly the
    samples its chunks hold, wherever they are, and `expected - samples == sum(gaps)` in every row.
-   With --backfill the adopting gateway fills those gaps from the board's log: what is left is
-   printed, not checked (docs/fleet.md says why some stay).
+   With --backfill the gateways fill those gaps from the boards' logs, the adopting one also
+   those an earlier gateway left (its link ended during the download; the hand-off carries the
+   chunk that lists the gap): at the end of the moves no sample is missing from any record.
 7. Each outage recorded exactly, against the emulated boards' own record (`gyro_runs`, as the
    reliability `faults` case does; fleet_checks.py): across the fleet's stores, inside every run
    of a board's counter each gap is the samples the board produced there and no gateway stored,
@@ -217,7 +218,8 @@ def session_documents(messages, args) -> None:
     check(not unlisted, f"each record lists every chunk published for it, whichever gateway published it" + rel.examples(unlisted))
     missing = sum(doc.get("expected", 0) - doc.get("samples", 0) for doc in records.values())
     if args.backfill:  # the gaps filled from the boards' logs by the gateway that adopted the session
-        print(f"  (with backfill: {handed} `handed over` gaps left, {missing} samples missing in all)")
+        check(missing == 0, f"with backfill, no sample missing from any record after the moves ({handed} `handed over`"
+                            f" gaps left, {missing} samples missing in all)")
     else:
         check(handed >= args.moves, f"the samples between two gateways are `handed over` gaps of the session ({handed} in all,"
                                     f" {missing} samples)")
@@ -344,11 +346,9 @@ def main() -> int:
             json.dump(boards, f)
         for ok, what in fleet_checks.record_checks(stores, victim) + fleet_checks.board_checks(stores, boards):
             check(ok, what)
-        # A session that crossed gateways has a row in each of their stores: walked once.
-        unique = {s["id"]: s for st in stores for s in st.sessions}
-        fleet_store = rel.Store(integrity="ok", sessions=sorted(unique.values(), key=lambda s: s["startMs"]),
-                                records={}, chunks=[c for st in stores for c in st.chunks])
-        census = rel.census(fleet_store, 100)
+        # A session that crossed gateways has a row in each of their stores, and a chunk the
+        # hand-off carried is in two: each walked once.
+        census = rel.census(fleet_checks.fleet_store(stores), 100)
         check(census.duplicates == 0 and census.mismatches == 0 and census.backwards_time == 0,
               f"the fleet's stores together: {census.samples} samples in {census.streams} board streams, none stored twice"
               f" ({census.duplicates}), all the waveform's ({census.mismatches} not), times increasing per board"
