@@ -62,17 +62,8 @@ public actor MetaWearBoard {
     var staleWaiter: CheckedContinuation<Void, Never>?
     var subscribed = false
     var waiters: [UInt16: Waiter] = [:]
-    /// Log clock readings per initialisation (``readClock()``), and how many more at most while
-    /// their bounds on the reset time stay wider than ``clockBoundsWanted``.
+    /// Log clock readings per initialisation (``readClock()``).
     static let clockReadings = 4
-    static let clockReadingsAtMost = 16
-    /// Bounds this wide put the reset time within 10 ms, half the 20 ms within which board time
-    /// dates samples (docs/architecture.md). Four readings over a link whose requests all waited
-    /// (a loaded host) leave them wider, and their middle as far off as half the wait: under load
-    /// the VM once saw every sample of two boards 32 ms early, as such readings place them;
-    /// a few more usually meet a short trip. A link whose connection interval alone is longer
-    /// takes the extra readings every time, about a second in all at most.
-    static let clockBoundsWanted = 0.020
     /// When the last answer to a request arrived (host seconds): a time read off the board is
     /// that close to the read, however late the request's caller resumes.
     var answerArrival: Double?
@@ -200,7 +191,7 @@ public actor MetaWearBoard {
     /// ticks, so each reading bounds the host time of tick 0: after `asked − (tick + 1) ticks`,
     /// before `answered − tick ticks`. A few readings in a row, at other phases of the tick,
     /// narrow that to about the shortest round trip, and a reading delayed on the way (a busy
-    /// host, a later connection event) moves nothing; more follow while every one was slow. A power cycle already placed keeps its reset
+    /// host, a later connection event) moves nothing. A power cycle already placed keeps its reset
     /// time, so that its streamed stamps, the gaps counted from them and its logged samples share
     /// one frame, across the tick's wraps too; a reading more than half a second away is another
     /// power cycle that reuses the 3-bit `reset_uid`.
@@ -211,8 +202,7 @@ public actor MetaWearBoard {
         var latest = Double.infinity
         var shortest = Double.infinity
         var reading: (time: Logging.Time, answered: Double)?
-        for count in 0..<Self.clockReadingsAtMost {
-            if count >= Self.clockReadings, latest - earliest <= Self.clockBoundsWanted { break }
+        for _ in 0..<Self.clockReadings {
             let asked = now()
             let answer = try await request(Logging.readTime(), answer: MetaWearModuleID.logging.rawValue, 0x84,
                                            what: "log clock read")

@@ -143,24 +143,6 @@ final class BoardSequenceTests: XCTestCase {
         XCTAssertNotEqual(other.resetTime, read.resetTime - 600)
     }
 
-    /// Every one of the first readings of the log clock comes back 80 ms late (a loaded host):
-    /// their bounds are that wide, and their middle 40 ms late. More readings follow until one
-    /// comes back at once, which places the reset within the dating's bound.
-    func testSlowClockReadingsAreFollowedByMoreUntilTheBoundsNarrow() async throws {
-        let fake = FakeMetaWear(model: .mmr)
-        defer { fake.stop() }
-        fake.withLock { fake.clockAnswerDelays = Array(repeating: .milliseconds(80), count: MetaWearBoard.clockReadings) }
-        let clocks = Clocks()
-        let board = MetaWearBoard(link: fake.connect(), options: BoardOptions(), logger: Logger(label: "test"), now: FakeMetaWear.now) { events in
-            for case .clock(let clock) in events { clocks.append(clock) }
-        }
-        try await board.initialise()
-        let read = try XCTUnwrap(clocks.first)
-        XCTAssertEqual(read.resetTime, fake.booted, accuracy: 0.010, "within half the 20 ms bound (40 ms late from the slow readings alone)")
-        let extra = fake.writes.filter { $0.hasPrefix("0b 84") }.count - MetaWearBoard.clockReadings
-        XCTAssertGreaterThan(extra, 0, "more readings than the first \(MetaWearBoard.clockReadings)")
-    }
-
     func testBatteryRead() async throws {
         let (fake, board) = try await runInit(.mmr, BoardOptions())
         defer { fake.stop() }

@@ -19,8 +19,6 @@ final class FakeMetaWear: @unchecked Sendable {
     /// How long the log clock's answer takes on the way back (the tick is read when asked): a
     /// gateway that reads it so measures the board's reset time later by about half of it.
     var clockAnswerDelay: Duration = .zero
-    /// Delays for the next clock answers, one each, before `clockAnswerDelay` again.
-    var clockAnswerDelays: [Duration] = []
     // Board state that survives links.
     private var gyroConf: UInt8 = 0x28, gyroRange: UInt8 = 0
     private var gyroStarted = false, gyroInterrupt = false, gyroSubscribed = false, gyroPackedSubscribed = false
@@ -49,7 +47,7 @@ final class FakeMetaWear: @unchecked Sendable {
 
     init(model: Model) { self.model = model }
     /// When the board last reset (its log clock's tick 0).
-    let booted = FakeMetaWear.now()
+    private let booted = FakeMetaWear.now()
 
     func withLock<T>(_ body: () -> T) -> T { lock.withLock(body) }
 
@@ -146,7 +144,7 @@ final class FakeMetaWear: @unchecked Sendable {
         case (0x0B, 0x84):
             let tick = UInt32((Self.now() - booted) * 1000 / Logging.tickMilliseconds)
             answer([0x0B, 0x84, UInt8(tick & 0xFF), UInt8(tick >> 8 & 0xFF), UInt8(tick >> 16 & 0xFF), UInt8(tick >> 24), 0],
-                   after: withLock { clockAnswerDelays.isEmpty ? clockAnswerDelay : clockAnswerDelays.removeFirst() })
+                   after: withLock { clockAnswerDelay })
         case (0x11, 0x8C), (0x11, 0xCC):
             let (pct, mv) = withLock { battery }
             notify([0x11, 0x8C, pct, UInt8(mv & 0xFF), UInt8(mv >> 8)])
