@@ -6,6 +6,7 @@ extension MetaWearBoard {
                          timeout: Duration? = nil) async throws -> [UInt8]
     {
         if closed { throw BoardError.linkClosed }
+        step = what
         let key = UInt16(module) << 8 | UInt16(register)
         return try await ReadPacingPolicy.awaitingAnswer(on: loop) {
             try await awaitAnswer(command, key: key, what: what, timeout: timeout ?? responseTimeout)

@@ -8,6 +8,7 @@ extension MetaWearBoard {
         guard let plan else { throw BoardError.timeout("start before initialise") }
         if let backfill = options.backfill, info.isPresent(.logging) { try await startLogging(plan, backfill) }
         phase = .streaming
+        step = "writing the stream's start"
         var commands = plan.startCommands
         if plan.gyro.boardTime {
             // The gyro's configuration first (written while it is stopped), then its accounter.
@@ -16,6 +17,7 @@ extension MetaWearBoard {
         }
         for command in commands { try await link.write(command) }
         if plan.wantsShortInterval {
+            step = "a shorter connection interval"
             await link.requestConnectionInterval(minimumMilliseconds: 7.5, maximumMilliseconds: 15)
         }
         streaming = true

@@ -83,6 +83,9 @@ public actor MetaWearBoard {
     var readArrival = 0.0
     var nextWaiterID = 0
     var closed = false
+    /// What the board's caller is waiting for now (a request's name, a write): what a supervisor
+    /// names when an initialisation does not finish (``SupervisorSettings/initialisationDeadline``).
+    public internal(set) var step = "nothing yet"
     /// The log download in progress, fed by `0b 07`, `0b 08` and `0b 0d` notifications.
     /// Last: its size is known only at run time (a checked continuation), and so are the offsets
     /// of the properties declared after it, which then cost a metadata lookup on every access.
@@ -127,6 +130,7 @@ public actor MetaWearBoard {
         streaming = false
         if !subscribed {
             subscribed = true
+            step = "enabling notifications"
             let now = self.now
             // The link holds these callbacks, and with them the board, until it goes down (its
             // owner ends it after closing the board). Not weak: a weakly referenced object gets a
@@ -139,6 +143,7 @@ public actor MetaWearBoard {
             })
         }
         var fresh = BoardInfo()
+        step = "reading device information"
         fresh.firmwareRevision = try await link.readString(MetaWearUUIDs.firmwareRevision)
         fresh.modelNumber = try await link.readString(MetaWearUUIDs.modelNumber)
         fresh.hardwareRevision = try await link.readString(MetaWearUUIDs.hardwareRevision)
@@ -165,7 +170,9 @@ public actor MetaWearBoard {
         let kept = early
         early = []
         for (bytes, arrival) in kept { handle(bytes[...], arrival: arrival) }
+        step = "a sample of the stream from before this link"
         await awaitStaleSample(plan)
+        step = "writing the stream's reset"
         for command in plan.reset { try await link.write(command) }
         let stopTime = now()
         self.stopTime = stopTime

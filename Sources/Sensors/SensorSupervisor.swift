@@ -98,6 +98,11 @@ public actor SensorSupervisor {
     var logTrimmable = false
     /// Answer timeouts double after a timeout (a board answering slowly), up to 8×; reset on success.
     var timeoutScale = 1
+    /// The running initialisation and its deadline's turn (``initialiseWithinDeadline(_:)``).
+    var initialisationTurn = 0
+    var settledInitialisationTurn = 0
+    var initialisationWaiter: (turn: Int, continuation: CheckedContinuation<Result<Void, any Error>?, Never>)?
+    var earlyInitialisationOutcome: (turn: Int, outcome: Result<Void, any Error>?)?
     /// Data a board sent before a discovery that failed; parsed on the next link.
     var unparsed: [([UInt8], Double)] = []
     /// The thread this supervisor runs on; its boards' links should deliver there too.
@@ -220,7 +225,7 @@ public actor SensorSupervisor {
             transition(to: .initialising)
             do {
                 await board.setResponseTimeout(settings.board.responseTimeout * timeoutScale)
-                try await initialiseAndStart(board)
+                try await initialiseWithinDeadline(board)
                 failures = 0
                 timeoutScale = 1
             } catch {
@@ -232,6 +237,8 @@ public actor SensorSupervisor {
                 // A board that missed an answer (busy, briefly mute) gets two more tries on this link,
                 // which keeps the data it sends meanwhile; then the link is dropped and made again.
                 failures += 1
+                // A stuck one is not retried on this link: what it waits for may never come.
+                if case BoardError.initialisationStuck = error { break recovery }
                 if linkDown == nil, failures < 3 { continue recovery }
                 break recovery
             }
@@ -267,7 +274,7 @@ public actor SensorSupervisor {
         return streamed
     }
 
-    private func initialiseAndStart(_ board: MetaWearBoard) async throws {
+    func initialiseAndStart(_ board: MetaWearBoard) async throws {
         let info = try await board.initialise()
         current.model = info.model.rawValue
         current.firmware = info.firmwareRevision

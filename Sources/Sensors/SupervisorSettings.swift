@@ -17,6 +17,10 @@ public struct SupervisorSettings: Sendable {
     /// long its scans listen for the sensors not held here.
     public var claims: (any ConnectionClaims)?
     public var sightingScan: (every: Duration, duration: Duration) = (.seconds(3), .seconds(1))
+    /// How long one initialisation of a board may take in all, times the answer timeouts'
+    /// scale (a slow board's answers are awaited longer). Every step has its own timeout; this
+    /// is the net under them: past it the link is dropped with a warning naming the step.
+    public var initialisationDeadline: Duration = .seconds(60)
 
     public init(board: BoardOptions = BoardOptions(), connectTimeout: Duration = .seconds(10),
                 silenceFloor: Duration = .seconds(1), batteryInterval: Duration = .seconds(300),

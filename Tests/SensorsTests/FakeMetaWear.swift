@@ -19,6 +19,9 @@ final class FakeMetaWear: @unchecked Sendable {
     /// How long the log clock's answer takes on the way back (the tick is read when asked): a
     /// gateway that reads it so measures the board's reset time later by about half of it.
     var clockAnswerDelay: Duration = .zero
+    /// How many of the next links read no device information: each read waits until its link
+    /// ends (a step that only a dropped link ends, as the supervisor's deadline is there for).
+    var stalledLinks = 0
     // Board state that survives links.
     private var gyroConf: UInt8 = 0x28, gyroRange: UInt8 = 0
     private var gyroStarted = false, gyroInterrupt = false, gyroSubscribed = false, gyroPackedSubscribed = false
@@ -232,6 +235,10 @@ final class FakeMetaWear: @unchecked Sendable {
         }
         private var gone: String?
         private var goneWaiters: [CheckedContinuation<String, Never>] = []
+        private lazy var stalls: Bool = board.withLock {
+            defer { board.stalledLinks = max(board.stalledLinks - 1, 0) }
+            return board.stalledLinks > 0
+        }
 
         init(board: FakeMetaWear) { self.board = board }
 
@@ -245,6 +252,8 @@ final class FakeMetaWear: @unchecked Sendable {
         }
 
         func readString(_ characteristicUUID: String) async throws -> String? {
+            try check()
+            if lock.withLock({ stalls }) { _ = await waitForDisconnection() }
             try check()
             return board.readDIS(characteristicUUID)
         }

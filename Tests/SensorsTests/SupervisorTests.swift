@@ -131,4 +131,53 @@ final class SupervisorTests: XCTestCase {
         let (samples, _, _) = try await readBack(store, device: address)
         XCTAssertEqual(checkWaveform(samples, odr: 100, lsbPerDps: 16.4).problems, [])
     }
+
+    /// A step no timeout covers (a device information read that only the link's end ends): past
+    /// the initialisation deadline the link is dropped with the step named, and the next streams.
+    func testAnInitialisationPastItsDeadlineDropsTheLinkNamingTheStep() async throws {
+        let fake = FakeMetaWear(model: .mmr)
+        defer { fake.stop() }
+        fake.withLock { fake.stalledLinks = 1 }
+        let (store, engine) = try makeEngine()
+        var settings = settings()
+        settings.initialisationDeadline = .milliseconds(400)
+        let supervisor = SensorSupervisor(address: address, identity: SensorIdentity(device: address, userId: "u"),
+                                          engine: engine, settings: settings, logger: testLogger())
+        let connector = FakeConnector(boards: [address: fake])
+        let task = Task { await supervisor.run(connector: connector) }
+        let status = try await waitForStatus(supervisor, "50 samples", timeout: 10) { $0.samplesReceived >= 50 }
+        task.cancel()
+        await task.value
+        try await engine.flush()
+        XCTAssertEqual(fake.withLock { fake.connections }, 2, "the stuck link was dropped and a new one made")
+        XCTAssertEqual(status.transitions[.initialising], 2)
+        XCTAssertEqual(status.lastError, BoardError.initialisationStuck(step: "reading device information", after: .milliseconds(400)).description)
+        XCTAssertTrue(status.lastError?.contains("waiting for reading device information") ?? false, status.lastError ?? "nil")
+        let (samples, _, _) = try await readBack(store, device: address)
+        XCTAssertEqual(checkWaveform(samples, odr: 100, lsbPerDps: 16.4).problems, [])
+    }
+
+    /// A gateway stopping while an initialisation is stuck: the supervisor returns without
+    /// waiting for the step or the deadline, and its link is dropped.
+    func testCancellingAStuckInitialisationReturnsAtOnce() async throws {
+        let fake = FakeMetaWear(model: .mmr)
+        defer { fake.stop() }
+        fake.withLock { fake.stalledLinks = 1 }
+        let (_, engine) = try makeEngine()
+        var settings = settings()
+        settings.initialisationDeadline = .seconds(600)
+        let supervisor = SensorSupervisor(address: address, identity: SensorIdentity(device: address, userId: "u"),
+                                          engine: engine, settings: settings, logger: testLogger())
+        let connector = FakeConnector(boards: [address: fake])
+        let task = Task { await supervisor.run(connector: connector) }
+        _ = try await waitForStatus(supervisor, "initialising", timeout: 10) { $0.state == .initialising }
+        task.cancel()
+        let returned = Watched(false)
+        Task { await task.value; returned.set(true) }
+        let ended = await returned.wait(timeout: 30) { $0 }
+        XCTAssertTrue(ended, "the supervisor waited for a stuck step")
+        let status = await supervisor.status()
+        XCTAssertEqual(status.transitions[.streaming] ?? 0, 0)
+        XCTAssertEqual(fake.withLock { fake.connections }, 1)
+    }
 }
